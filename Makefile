@@ -1,0 +1,78 @@
+# dsh-capsule: reference host, launcher and probe (C11), plus test driver.
+#   make deps          install build and test dependencies (Debian/Ubuntu, root)
+#   make               build build/bin/{capsule-host,capsule-launcher,capsule-probe}
+#   make test          build with ASan+UBSan into build/asan and run pytest
+#   make examples      rebuild examples with the pinned esbuild; make verify-examples
+
+CC ?= cc
+BUILD ?= build
+SANITIZE ?= 0
+PYTHON ?= /usr/bin/python3
+PYTEST_ARGS ?=
+
+PKGS := jansson libcrypto
+CFLAGS_PKG := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LIBS_PKG := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcrypto)
+
+WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wno-format-truncation -Werror
+CFLAGS ?= -O2 -g
+ifeq ($(SANITIZE),1)
+CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(CFLAGS_PKG) -Icommon -Ilauncher -I$(BUILD)/gen -fstack-protector-strong -D_FORTIFY_SOURCE=2
+
+COMMON_SRC := $(wildcard common/*.c)
+HOST_SRC := $(wildcard host/*.c)
+LAUNCHER_SRC := $(wildcard launcher/*.c)
+PROBE_SRC := $(wildcard probe/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+COMMON_LIB := $(BUILD)/libcapsule-common.a
+BIN := $(BUILD)/bin
+GEN_PROBE := $(BUILD)/gen/cell_probe_js.h
+
+.PHONY: all deps test test-fast examples verify-examples clean asan
+all: $(BIN)/capsule-host $(BIN)/capsule-launcher $(BIN)/capsule-probe
+
+$(BUILD)/obj/%.o: %.c $(wildcard common/*.h host/*.h launcher/*.h) $(GEN_PROBE)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(GEN_PROBE): probe/cell-probe.mjs
+	@mkdir -p $(dir $@)
+	cd probe && xxd -i -n cell_probe_js cell-probe.mjs > $(abspath $@)
+
+$(COMMON_LIB): $(call obj,$(COMMON_SRC))
+	@mkdir -p $(dir $@)
+	ar rcs $@ $^
+
+$(BIN)/capsule-host: $(call obj,$(HOST_SRC)) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_PKG) -lm
+
+$(BIN)/capsule-launcher: $(call obj,$(LAUNCHER_SRC)) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_PKG)
+
+$(BIN)/capsule-probe: $(call obj,$(PROBE_SRC)) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_PKG)
+
+asan:
+	$(MAKE) SANITIZE=1 BUILD=build/asan all
+
+deps:
+	./ci/install-deps.sh
+
+test: asan
+	CAPSULE_BIN=$(abspath build/asan/bin) $(PYTHON) -m pytest -p no:cacheprovider pytest $(PYTEST_ARGS)
+
+examples:
+	./examples/build.sh
+
+verify-examples:
+	./examples/verify.sh
+
+clean:
+	rm -rf build

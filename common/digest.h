@@ -1,0 +1,17 @@
+/* SHA-256 and randomness, both from OpenSSL. */
+#ifndef DIGEST_H
+#define DIGEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SHA256_HEX_LEN 64
+
+/* hex must hold SHA256_HEX_LEN + 1 bytes; lowercase output. */
+bool digest_sha256_hex(const void *data, size_t len, char *hex);
+/* Fills hex with 2*nbytes lowercase hex digits of fresh randomness. */
+bool digest_random_hex(size_t nbytes, char *hex);
+/* True for exactly 64 lowercase hex digits. */
+bool digest_is_sha256_hex(const char *s);
+
+#endif

@@ -1,0 +1,189 @@
+#include "launch_doc.h"
+
+#include <string.h>
+
+#include "digest.h"
+#include "safe_open.h"
+#include "strict_json.h"
+
+#define BAD(...) cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, __VA_ARGS__)
+
+const char *launch_label_name(ld_label label) {
+  switch (label) {
+  case LD_RUNTIME: return "runtime";
+  case LD_GUEST: return "guest";
+  case LD_WORKSPACE_READ: return "workspace-read";
+  }
+  return "?";
+}
+
+static bool get_id(const json_t *o, const char *key, unsigned long long *out,
+                   cap_error *err) {
+  json_t *v = json_object_get(o, key);
+  if (!json_is_integer(v) || json_integer_value(v) < 0) {
+    BAD("launch document: %s must be a non-negative integer", key);
+    return false;
+  }
+  *out = (unsigned long long)json_integer_value(v);
+  return true;
+}
+
+static bool has_prefix(const char *s, const char *prefix) {
+  size_t n = strlen(prefix);
+  return strncmp(s, prefix, n) == 0 && (s[n] == '\0' || s[n] == '/' ||
+                                        prefix[n - 1] == '/');
+}
+
+/* Runtime objects may land anywhere the dynamic loader looks, but never on
+ * a path the cell reserves for something else. */
+static bool runtime_dest_allowed(const char *dest) {
+  static const char *const reserved[] = {"/guest", "/workspace", "/tmp",
+                                         "/proc", "/dev", NULL};
+  for (const char *const *r = reserved; *r; r++)
+    if (has_prefix(dest, *r)) return false;
+  return so_is_plain_absolute(dest);
+}
+
+static cap_code parse_mount(const json_t *m, ld_mount *out, cap_error *err) {
+  const char *label;
+  if (!json_is_object(m) || !sj_string(m, "label", &label,
+                                       CAP_E_LAUNCH_DOC_INVALID, "mount", err))
+    return BAD("launch document: mount must be an object with a label");
+  if (strcmp(label, "runtime") == 0 || strcmp(label, "guest") == 0) {
+    static const char *const rt_keys[] = {"label", "source", "dest", "dev", "ino", NULL};
+    static const char *const guest_keys[] = {"label", "source", "dest", "dev", "ino", "sha256", NULL};
+    bool guest = strcmp(label, "guest") == 0;
+    out->label = guest ? LD_GUEST : LD_RUNTIME;
+    if (!sj_keys(m, guest ? guest_keys : rt_keys, guest ? guest_keys : rt_keys,
+                 CAP_E_LAUNCH_DOC_INVALID, "launch mount", err) ||
+        !sj_string(m, "source", &out->source, CAP_E_LAUNCH_DOC_INVALID, "mount", err) ||
+        !sj_string(m, "dest", &out->dest, CAP_E_LAUNCH_DOC_INVALID, "mount", err))
+      return err->code;
+    if (!so_is_plain_absolute(out->source))
+      return BAD("launch document: source \"%s\" is not a plain absolute path", out->source);
+    if (guest) {
+      if (!sj_string(m, "sha256", &out->sha256, CAP_E_LAUNCH_DOC_INVALID, "mount", err))
+        return err->code;
+      if (!digest_is_sha256_hex(out->sha256))
+        return BAD("launch document: guest sha256 is not 64 lowercase hex digits");
+      const char *name = out->dest + strlen(LAUNCH_GUEST_DIR);
+      if (strncmp(out->dest, LAUNCH_GUEST_DIR, strlen(LAUNCH_GUEST_DIR)) != 0 ||
+          !so_is_plain_relative(name) || strchr(name, '/'))
+        return BAD("launch document: guest dest must be /guest/<name>");
+    } else if (!runtime_dest_allowed(out->dest)) {
+      return BAD("launch document: runtime dest \"%s\" is not allowed", out->dest);
+    }
+  } else if (strcmp(label, "workspace-read") == 0) {
+    static const char *const ws_keys[] = {"label", "root", "path", "dest", "dev", "ino", NULL};
+    out->label = LD_WORKSPACE_READ;
+    if (!sj_keys(m, ws_keys, ws_keys, CAP_E_LAUNCH_DOC_INVALID, "launch mount", err) ||
+        !sj_string(m, "root", &out->root, CAP_E_LAUNCH_DOC_INVALID, "mount", err) ||
+        !sj_string(m, "path", &out->path, CAP_E_LAUNCH_DOC_INVALID, "mount", err) ||
+        !sj_string(m, "dest", &out->dest, CAP_E_LAUNCH_DOC_INVALID, "mount", err))
+      return err->code;
+    if (!so_is_plain_absolute(out->root) || !so_is_plain_relative(out->path))
+      return BAD("launch document: workspace root or path is not plain");
+    /* The destination is derived, never chosen: /workspace/<path>. */
+    size_t pre = strlen(LAUNCH_WORKSPACE_DIR);
+    if (strncmp(out->dest, LAUNCH_WORKSPACE_DIR, pre) != 0 ||
+        strcmp(out->dest + pre, out->path) != 0)
+      return BAD("launch document: workspace dest must be /workspace/<path>");
+  } else {
+    return BAD("launch document: unknown mount label \"%s\"", label);
+  }
+  if (!get_id(m, "dev", &out->dev, err) || !get_id(m, "ino", &out->ino, err))
+    return err->code;
+  return CAP_OK;
+}
+
+cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
+                          cap_error *err) {
+  memset(doc, 0, sizeof *doc);
+  sj_limits lim = {.max_depth = 8, .max_nodes = 16 * LAUNCH_DOC_MAX_MOUNTS + 64};
+  if (len > LAUNCH_DOC_MAX_BYTES) return BAD("launch document too large");
+  json_t *root = sj_parse(buf, len, &lim, CAP_E_LAUNCH_DOC_INVALID, "launch document", err);
+  if (!root) {
+    err->code = CAP_E_LAUNCH_DOC_INVALID;
+    return err->code;
+  }
+  doc->json = root;
+  static const char *const keys[] = {"protocol", "bwrap", "tmpfsBytes", "node", "mounts", NULL};
+  static const char *const bw_keys[] = {"path", "dev", "ino", NULL};
+  static const char *const node_keys[] = {"permissionFlag", "maxOldSpaceSizeMb", "disableSigusr1", NULL};
+  const char *protocol;
+  json_t *bwrap, *node, *mounts;
+  if (!sj_keys(root, keys, keys, CAP_E_LAUNCH_DOC_INVALID, "launch document", err) ||
+      !sj_string(root, "protocol", &protocol, CAP_E_LAUNCH_DOC_INVALID, "launch document", err))
+    goto fail;
+  if (strcmp(protocol, LAUNCH_DOC_PROTOCOL) != 0) {
+    BAD("launch document: protocol must be %s", LAUNCH_DOC_PROTOCOL);
+    goto fail;
+  }
+  bwrap = json_object_get(root, "bwrap");
+  if (!sj_keys(bwrap, bw_keys, bw_keys, CAP_E_LAUNCH_DOC_INVALID, "launch document bwrap", err) ||
+      !sj_string(bwrap, "path", &doc->bwrap_path, CAP_E_LAUNCH_DOC_INVALID, "bwrap", err) ||
+      !get_id(bwrap, "dev", &doc->bwrap_dev, err) || !get_id(bwrap, "ino", &doc->bwrap_ino, err))
+    goto fail;
+  if (!so_is_plain_absolute(doc->bwrap_path)) {
+    BAD("launch document: bwrap path is not plain absolute");
+    goto fail;
+  }
+  doc->tmpfs_bytes = -1;
+  if (!sj_opt_uint(root, "tmpfsBytes", 4096, 1LL << 40, &doc->tmpfs_bytes,
+                   CAP_E_LAUNCH_DOC_INVALID, "launch document", err))
+    goto fail;
+  node = json_object_get(root, "node");
+  doc->max_old_space_mb = -1;
+  json_t *sig;
+  if (!sj_keys(node, node_keys, node_keys, CAP_E_LAUNCH_DOC_INVALID, "launch document node", err) ||
+      !sj_string(node, "permissionFlag", &doc->permission_flag, CAP_E_LAUNCH_DOC_INVALID, "node", err) ||
+      !sj_opt_uint(node, "maxOldSpaceSizeMb", 8, 1 << 20, &doc->max_old_space_mb,
+                   CAP_E_LAUNCH_DOC_INVALID, "node", err))
+    goto fail;
+  if (strcmp(doc->permission_flag, "--permission") != 0 &&
+      strcmp(doc->permission_flag, "--experimental-permission") != 0) {
+    BAD("launch document: permissionFlag must be --permission or --experimental-permission");
+    goto fail;
+  }
+  sig = json_object_get(node, "disableSigusr1");
+  if (!json_is_boolean(sig)) {
+    BAD("launch document: node.disableSigusr1 must be a boolean");
+    goto fail;
+  }
+  doc->disable_sigusr1 = json_is_true(sig);
+  if (!sj_array(root, "mounts", &mounts, CAP_E_LAUNCH_DOC_INVALID, "launch document", err))
+    goto fail;
+  if (json_array_size(mounts) > LAUNCH_DOC_MAX_MOUNTS) {
+    BAD("launch document: too many mounts");
+    goto fail;
+  }
+  size_t i, guests = 0, nodes = 0;
+  json_t *m;
+  json_array_foreach(mounts, i, m) {
+    ld_mount *lm = &doc->mounts[doc->mount_count];
+    if (parse_mount(m, lm, err) != CAP_OK) goto fail;
+    for (size_t j = 0; j < doc->mount_count; j++)
+      if (strcmp(doc->mounts[j].dest, lm->dest) == 0) {
+        BAD("launch document: duplicate dest \"%s\"", lm->dest);
+        goto fail;
+      }
+    if (lm->label == LD_GUEST) guests++;
+    if (lm->label == LD_RUNTIME && strcmp(lm->dest, LAUNCH_NODE_DEST) == 0) nodes++;
+    doc->mount_count++;
+  }
+  if (guests != 1 || nodes != 1) {
+    BAD("launch document needs exactly one guest and one %s mount", LAUNCH_NODE_DEST);
+    goto fail;
+  }
+  return CAP_OK;
+fail:
+  launch_doc_free(doc);
+  if (err->code != CAP_E_LAUNCH_DOC_INVALID) err->code = CAP_E_LAUNCH_DOC_INVALID;
+  return CAP_E_LAUNCH_DOC_INVALID;
+}
+
+void launch_doc_free(launch_doc *doc) {
+  json_decref(doc->json);
+  doc->json = NULL;
+  doc->mount_count = 0;
+}

@@ -1,0 +1,51 @@
+/* The launch document: the only input of capsule-launcher. The host writes
+ * it; the launcher trusts nothing in it that it cannot re-verify (every
+ * source is reopened without symlinks and must match dev/ino, the guest
+ * artifact also its digest). Node permissions derive only from labels. */
+#ifndef LAUNCH_DOC_H
+#define LAUNCH_DOC_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cap_error.h"
+
+#define LAUNCH_DOC_PROTOCOL "dsh-capsule-launch/0"
+#define LAUNCH_DOC_MAX_BYTES (1u << 20)
+#define LAUNCH_DOC_MAX_MOUNTS 256
+#define LAUNCH_NODE_DEST "/runtime/node"
+#define LAUNCH_GUEST_DIR "/guest/"
+#define LAUNCH_WORKSPACE_DIR "/workspace/"
+
+typedef enum { LD_RUNTIME, LD_GUEST, LD_WORKSPACE_READ } ld_label;
+
+typedef struct {
+  ld_label label;
+  const char *source; /* runtime, guest: absolute path without symlinks */
+  const char *root;   /* workspace-read: absolute workspace root */
+  const char *path;   /* workspace-read: relative path below root */
+  const char *dest;   /* path inside the cell */
+  unsigned long long dev, ino;
+  const char *sha256; /* guest only */
+} ld_mount;
+
+typedef struct {
+  json_t *json; /* owns every string below */
+  const char *bwrap_path;
+  unsigned long long bwrap_dev, bwrap_ino;
+  long long tmpfs_bytes;
+  long long max_old_space_mb;
+  const char *permission_flag; /* "--permission" or "--experimental-permission" */
+  bool disable_sigusr1;
+  ld_mount mounts[LAUNCH_DOC_MAX_MOUNTS];
+  size_t mount_count;
+} launch_doc;
+
+/* Parses and validates; on failure CAP_E_LAUNCH_DOC_INVALID. */
+cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
+                          cap_error *err);
+void launch_doc_free(launch_doc *doc);
+const char *launch_label_name(ld_label label);
+
+#endif

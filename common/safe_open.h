@@ -1,0 +1,32 @@
+/* Opening without following symbolic links, and bounded reads. Every file
+ * the host or launcher trusts is reached through these helpers. */
+#ifndef SAFE_OPEN_H
+#define SAFE_OPEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* openat2 with RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, plus
+ * RESOLVE_BENEATH when dirfd is not AT_FDCWD. O_CLOEXEC is always added.
+ * Returns fd or -1 with errno. */
+int so_open(int dirfd, const char *path, int flags);
+
+/* Reads the whole of fd into a malloc'd buffer (NUL terminated for
+ * convenience). Returns 0, -1 on I/O error, or 1 if more than max bytes. */
+int so_read_bounded(int fd, size_t max, char **out, size_t *out_len);
+
+/* write(2) until done, retrying EINTR. */
+bool so_write_all(int fd, const void *buf, size_t len);
+
+/* A relative path made of plain components: no "", ".", "..", no leading or
+ * trailing "/", no NUL, at most 4096 bytes and 255 per component. */
+bool so_is_plain_relative(const char *path);
+
+/* Lexically normalised absolute path (no "." or ".." or "//"). */
+bool so_is_plain_absolute(const char *path);
+
+/* Closes every descriptor >= lowfd (close_range, with a fallback loop). */
+void so_close_from(int lowfd);
+
+#endif

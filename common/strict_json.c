@@ -1,0 +1,141 @@
+#include "strict_json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void measure(const json_t *v, size_t level, size_t *depth,
+                    size_t *nodes) {
+  (*nodes)++;
+  if (level > *depth) *depth = level;
+  if (json_is_object(v)) {
+    const char *k;
+    json_t *child;
+    json_object_foreach((json_t *)v, k, child) measure(child, level + 1, depth, nodes);
+  } else if (json_is_array(v)) {
+    size_t i;
+    json_t *child;
+    json_array_foreach(v, i, child) measure(child, level + 1, depth, nodes);
+  }
+}
+
+void sj_measure(const json_t *v, size_t *depth, size_t *nodes) {
+  *depth = 0;
+  *nodes = 0;
+  measure(v, 1, depth, nodes);
+}
+
+bool sj_within(const json_t *v, const sj_limits *lim) {
+  size_t depth, nodes;
+  sj_measure(v, &depth, &nodes);
+  return depth <= lim->max_depth && nodes <= lim->max_nodes;
+}
+
+json_t *sj_parse(const char *buf, size_t len, const sj_limits *lim,
+                 cap_code syntax_code, const char *what, cap_error *err) {
+  json_error_t jerr;
+  /* jansson refuses "\u0000" unless JSON_ALLOW_NUL is given, and invalid
+   * UTF-8 always. JSON_DECODE_ANY: scalars parse so callers can say why
+   * they are wrong. */
+  json_t *v = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+  if (!v) {
+    cap_fail(err, syntax_code, "%s is not strict JSON: %s at byte %d", what,
+             jerr.text, jerr.position);
+    return NULL;
+  }
+  size_t depth, nodes;
+  sj_measure(v, &depth, &nodes);
+  if (depth > lim->max_depth || nodes > lim->max_nodes) {
+    cap_fail(err, CAP_E_JSON_LIMIT,
+             "%s exceeds JSON limits: depth %zu (max %zu), nodes %zu (max %zu)",
+             what, depth, lim->max_depth, nodes, lim->max_nodes);
+    json_decref(v);
+    return NULL;
+  }
+  return v;
+}
+
+static bool in_list(const char *key, const char *const *list) {
+  for (; list && *list; list++)
+    if (strcmp(key, *list) == 0) return true;
+  return false;
+}
+
+bool sj_keys(const json_t *obj, const char *const *allowed,
+             const char *const *required, cap_code code, const char *what,
+             cap_error *err) {
+  if (!json_is_object(obj)) {
+    cap_fail(err, code, "%s must be a JSON object", what);
+    return false;
+  }
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)obj, k, v) {
+    if (!in_list(k, allowed)) {
+      cap_fail(err, code, "%s has unknown field \"%s\"", what, k);
+      return false;
+    }
+  }
+  for (; required && *required; required++) {
+    if (!json_object_get(obj, *required)) {
+      cap_fail(err, code, "%s is missing required field \"%s\"", what,
+               *required);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool sj_opt_string(const json_t *obj, const char *key, const char **out,
+                   cap_code code, const char *what, cap_error *err) {
+  json_t *v = json_object_get(obj, key);
+  if (!v) return true;
+  if (!json_is_string(v)) {
+    cap_fail(err, code, "%s.%s must be a string", what, key);
+    return false;
+  }
+  *out = json_string_value(v);
+  return true;
+}
+
+bool sj_string(const json_t *obj, const char *key, const char **out,
+               cap_code code, const char *what, cap_error *err) {
+  if (!json_object_get(obj, key)) {
+    cap_fail(err, code, "%s.%s is required", what, key);
+    return false;
+  }
+  return sj_opt_string(obj, key, out, code, what, err);
+}
+
+bool sj_opt_uint(const json_t *obj, const char *key, long long min,
+                 long long max, long long *out, cap_code code,
+                 const char *what, cap_error *err) {
+  json_t *v = json_object_get(obj, key);
+  if (!v) return true;
+  if (!json_is_integer(v)) {
+    cap_fail(err, code, "%s.%s must be an integer", what, key);
+    return false;
+  }
+  long long n = json_integer_value(v);
+  if (n < min || n > max) {
+    cap_fail(err, code, "%s.%s must be between %lld and %lld, got %lld", what,
+             key, min, max, n);
+    return false;
+  }
+  *out = n;
+  return true;
+}
+
+bool sj_array(const json_t *obj, const char *key, json_t **out, cap_code code,
+              const char *what, cap_error *err) {
+  json_t *v = json_object_get(obj, key);
+  if (!json_is_array(v)) {
+    cap_fail(err, code, "%s.%s must be an array", what, key);
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+char *sj_canonical(const json_t *v) {
+  return json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+}

@@ -1,0 +1,50 @@
+/* Strict JSON on top of jansson: duplicate keys, NUL bytes and invalid
+ * UTF-8 are refused by the parser; depth and node counts are bounded after
+ * parsing; objects are checked against an exact key set. */
+#ifndef STRICT_JSON_H
+#define STRICT_JSON_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cap_error.h"
+
+typedef struct {
+  size_t max_depth; /* a scalar at top level has depth 1 */
+  size_t max_nodes; /* every value counts, keys do not */
+} sj_limits;
+
+/* Parses exactly one JSON value from buf (no trailing bytes). On a syntax
+ * error returns NULL with syntax_code; on a limit breach returns NULL with
+ * CAP_E_JSON_LIMIT. `what` names the document in messages. */
+json_t *sj_parse(const char *buf, size_t len, const sj_limits *lim,
+                 cap_code syntax_code, const char *what, cap_error *err);
+
+/* Counts nodes and depth of an already parsed value. */
+void sj_measure(const json_t *v, size_t *depth, size_t *nodes);
+bool sj_within(const json_t *v, const sj_limits *lim);
+
+/* Fails unless obj is an object whose keys are all in `allowed` (NULL
+ * terminated) and which contains every key in `required`. */
+bool sj_keys(const json_t *obj, const char *const *allowed,
+             const char *const *required, cap_code code, const char *what,
+             cap_error *err);
+
+/* Typed getters that fail with `code` naming `what.key`. Optional getters
+ * leave *out untouched when the key is absent. */
+bool sj_string(const json_t *obj, const char *key, const char **out,
+               cap_code code, const char *what, cap_error *err);
+bool sj_opt_string(const json_t *obj, const char *key, const char **out,
+                   cap_code code, const char *what, cap_error *err);
+bool sj_opt_uint(const json_t *obj, const char *key, long long min,
+                 long long max, long long *out, cap_code code,
+                 const char *what, cap_error *err);
+bool sj_array(const json_t *obj, const char *key, json_t **out, cap_code code,
+              const char *what, cap_error *err);
+
+/* Canonical compact encoding with sorted keys; caller frees. Used to compare
+ * descriptors byte for byte. */
+char *sj_canonical(const json_t *v);
+
+#endif

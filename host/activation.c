@@ -1,0 +1,212 @@
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cell.h"
+#include "describe.h"
+#include "schema.h"
+#include "host.h"
+#include "strict_json.h"
+#include "subproc.h"
+
+/* Trusted helpers live beside the host binary, never on PATH. */
+static cap_code find_helpers(host *h, cap_error *err) {
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return cap_fail(err, CAP_E_INTERNAL, "cannot resolve /proc/self/exe");
+  self[n] = '\0';
+  char *slash = strrchr(self, '/');
+  *slash = '\0';
+  snprintf(h->launcher, sizeof h->launcher, "%s/capsule-launcher", self);
+  snprintf(h->probe, sizeof h->probe, "%s/capsule-probe", self);
+  if (access(h->launcher, X_OK) != 0 || access(h->probe, X_OK) != 0)
+    return cap_fail(err, CAP_E_LAUNCH_FAILED, "capsule-launcher or capsule-probe missing beside %s",
+                    self);
+  return CAP_OK;
+}
+
+cap_code host_open(host *h, const char *config_path, cap_error *err) {
+  memset(h, 0, sizeof *h);
+  h->stg.dirfd = -1;
+  if (config_path ? config_load(config_path, &h->cfg, err) : (config_defaults(&h->cfg), CAP_OK))
+    return err->code;
+  if (find_helpers(h, err) || staging_create(&h->stg, err)) return err->code;
+  return CAP_OK;
+}
+
+static cap_code describe_cell(host *h, loaded_capsule *cap, cap_error *err) {
+  char *doc = host_launch_doc(h, &cap->guest, cap);
+  if (!doc) return cap_fail(err, CAP_E_INTERNAL, "cannot build launch document");
+  cell c;
+  cap_code rc = cell_start_launcher(&c, h->launcher, doc, &h->cfg.limits, err);
+  free(doc);
+  if (rc) return rc;
+  long long deadline = mono_ms() + h->cfg.limits.startup_timeout_ms;
+  json_t *req = json_pack("{s:s,s:s}", "type", "describe", "protocol", MANIFEST_PROTOCOL), *reply = NULL;
+  rc = cell_send(&c, req, deadline, CAP_E_CELL_START_TIMEOUT, err);
+  json_decref(req);
+  if (!rc) rc = cell_expect(&c, "describe.result", deadline, CAP_E_CELL_START_TIMEOUT, &reply, err);
+  if (!rc) rc = describe_admit(reply, &cap->m, &h->cfg.limits, &cap->descriptor, err);
+  json_decref(reply);
+  if (!rc) rc = cell_shutdown(&c, err);
+  cap_code jr = cell_join(&c, err);
+  return rc ? rc : jr;
+}
+
+static cap_code check_unique_tools(const host *h, cap_error *err) {
+  for (size_t a = 0; a < h->cap_count; a++)
+    for (size_t b = 0; b <= a; b++) {
+      const json_t *ta = json_object_get(h->caps[a].descriptor, "tools");
+      const json_t *tb = json_object_get(h->caps[b].descriptor, "tools");
+      for (size_t i = 0; i < json_array_size(ta); i++)
+        for (size_t j = 0; j < (a == b ? i : json_array_size(tb)); j++) {
+          const char *na = json_string_value(json_object_get(json_array_get(ta, i), "name"));
+          const char *nb = json_string_value(json_object_get(json_array_get(tb, j), "name"));
+          if (strcmp(na, nb) == 0)
+            return cap_fail(err, CAP_E_DESCRIBE_MISMATCH,
+                            "tool name \"%s\" is published by two capsules", na);
+        }
+    }
+  return CAP_OK;
+}
+
+cap_code host_activate(host *h, cap_error *err) {
+  h->caps = calloc(h->cfg.capsule_count ? h->cfg.capsule_count : 1, sizeof *h->caps);
+  if (!h->caps) return cap_fail(err, CAP_E_INTERNAL, "out of memory");
+  /* Static checks for every capsule first: nothing runs if any is wrong. */
+  for (size_t i = 0; i < h->cfg.capsule_count; i++) {
+    h->cap_count = i + 1;
+    if (capsule_load(&h->cfg.capsules[i], &h->cfg.limits, &h->stg, i, &h->caps[i], err))
+      return err->code;
+  }
+  if (host_attest(h, err)) return err->code;
+  for (size_t i = 0; i < h->cap_count; i++)
+    if (describe_cell(h, &h->caps[i], err)) return err->code;
+  if (check_unique_tools(h, err)) return err->code;
+  h->activated = true;
+  return CAP_OK;
+}
+
+json_t *host_registry(const host *h) {
+  json_t *tools = json_array(), *sections = json_array();
+  for (size_t i = 0; i < h->cap_count; i++) {
+    const char *id = h->caps[i].m.id;
+    size_t k;
+    json_t *v;
+    json_array_foreach(json_object_get(h->caps[i].descriptor, "tools"), k, v) {
+      json_t *t = json_deep_copy(v);
+      json_object_set_new(t, "capsuleId", json_string(id));
+      json_array_append_new(tools, t);
+    }
+    json_array_foreach(json_object_get(h->caps[i].descriptor, "promptSections"), k, v) {
+      json_t *s = json_deep_copy(v);
+      json_object_set_new(s, "capsuleId", json_string(id));
+      json_array_append_new(sections, s);
+    }
+  }
+  return json_pack("{s:o,s:o}", "tools", tools, "promptSections", sections);
+}
+
+static const json_t *find_tool(const host *h, const char *name, loaded_capsule **cap) {
+  for (size_t i = 0; i < h->cap_count; i++) {
+    size_t k;
+    json_t *v;
+    json_array_foreach(json_object_get(h->caps[i].descriptor, "tools"), k, v) {
+      if (strcmp(json_string_value(json_object_get(v, "name")), name) == 0) {
+        *cap = &h->caps[i];
+        return v;
+      }
+    }
+  }
+  return NULL;
+}
+
+static cap_code admit_result(const json_t *r, const host_limits *lim, json_t **result,
+                             cap_error *err) {
+  static const char *const ok_keys[] = {"type", "isError", "output", NULL};
+  static const char *const err_keys[] = {"type", "isError", "message", NULL};
+  json_t *is_error = json_object_get(r, "isError");
+  if (!json_is_boolean(is_error))
+    return cap_fail(err, CAP_E_PROTOCOL_VIOLATION, "call.result.isError must be a boolean");
+  bool failed = json_is_true(is_error);
+  if (!sj_keys(r, failed ? err_keys : ok_keys, failed ? err_keys : ok_keys,
+               CAP_E_PROTOCOL_VIOLATION, "call.result", err))
+    return err->code;
+  if (failed) {
+    const char *msg;
+    if (!sj_string(r, "message", &msg, CAP_E_PROTOCOL_VIOLATION, "call.result", err))
+      return err->code;
+    if ((long long)strlen(msg) > lim->max_description_bytes * 16)
+      return cap_fail(err, CAP_E_PROTOCOL_VIOLATION, "call.result.message is too long");
+    *result = json_pack("{s:b,s:s}", "isError", 1, "message", msg);
+    return CAP_OK;
+  }
+  sj_limits jl = {(size_t)lim->max_json_depth, (size_t)lim->max_json_nodes};
+  json_t *output = json_object_get(r, "output");
+  if (!sj_within(output, &jl))
+    return cap_fail(err, CAP_E_JSON_LIMIT, "call.result.output exceeds maxJsonDepth/maxJsonNodes");
+  *result = json_pack("{s:b,s:O}", "isError", 0, "output", output);
+  return CAP_OK;
+}
+
+cap_code host_call(host *h, const char *tool, const json_t *input, json_t **result,
+                   cap_error *err) {
+  *result = NULL;
+  loaded_capsule *cap = NULL;
+  const json_t *desc = find_tool(h, tool, &cap);
+  if (!desc) return cap_fail(err, CAP_E_TOOL_NOT_FOUND, "no published tool is named \"%s\"", tool);
+  sj_limits jl = {(size_t)h->cfg.limits.max_json_depth, (size_t)h->cfg.limits.max_json_nodes};
+  if (!sj_within(input, &jl))
+    return cap_fail(err, CAP_E_JSON_LIMIT, "tool input exceeds maxJsonDepth/maxJsonNodes");
+  /* Input is checked before a cell exists. */
+  if (schema_validate(json_object_get(desc, "inputSchema"), input, err)) return err->code;
+  char *doc = host_launch_doc(h, &cap->guest, cap);
+  if (!doc) return cap_fail(err, CAP_E_INTERNAL, "cannot build launch document");
+  cell c;
+  cap_code rc = cell_start_launcher(&c, h->launcher, doc, &h->cfg.limits, err);
+  free(doc);
+  if (rc) return rc;
+  long long deadline = mono_ms() + h->cfg.limits.startup_timeout_ms;
+  json_t *req = json_pack("{s:s,s:s}", "type", "describe", "protocol", MANIFEST_PROTOCOL), *reply = NULL;
+  rc = cell_send(&c, req, deadline, CAP_E_CELL_START_TIMEOUT, err);
+  json_decref(req);
+  if (!rc) rc = cell_expect(&c, "describe.result", deadline, CAP_E_CELL_START_TIMEOUT, &reply, err);
+  if (!rc) {
+    /* Each cell must present exactly the descriptors admitted at activation. */
+    json_object_del(reply, "type");
+    if (!json_equal(reply, cap->descriptor))
+      rc = cap_fail(err, CAP_E_DESCRIPTOR_CHANGED, "call cell describes different tools or prompts");
+  }
+  json_decref(reply);
+  reply = NULL;
+  if (!rc) {
+    deadline = mono_ms() + h->cfg.limits.call_timeout_ms;
+    req = json_pack("{s:s,s:s,s:O}", "type", "call", "tool", tool, "input", input);
+    rc = cell_send(&c, req, deadline, CAP_E_CELL_CALL_TIMEOUT, err);
+    json_decref(req);
+  }
+  if (!rc) rc = cell_expect(&c, "call.result", deadline, CAP_E_CELL_CALL_TIMEOUT, &reply, err);
+  if (!rc) rc = admit_result(reply, &h->cfg.limits, result, err);
+  json_decref(reply);
+  if (!rc) rc = cell_shutdown(&c, err);
+  cap_code jr = cell_join(&c, err);
+  if (!rc) rc = jr;
+  if (rc) {
+    json_decref(*result);
+    *result = NULL;
+  }
+  return rc;
+}
+
+void host_close(host *h) {
+  for (size_t i = 0; i < h->cap_count; i++) capsule_free(&h->caps[i]);
+  free(h->caps);
+  h->caps = NULL;
+  json_decref(h->attestation);
+  h->attestation = NULL;
+  staging_remove(&h->stg);
+  config_free(&h->cfg);
+}

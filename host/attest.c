@@ -1,0 +1,286 @@
+/* Execution-world attestation, before any guest code runs.
+ * Phase A ("world"): capsule-probe, spawned through the cell spawn path with
+ *   an empty environment, echoes a private challenge and reports the Node,
+ *   Bubblewrap and shared-object identities, mount namespace and root it
+ *   sees; every field must equal the host's own view.
+ * Phase B ("cell"): a real cell (launcher -> bwrap -> node) runs the
+ *   host-owned cell probe; it must echo a second challenge, run the same
+ *   Node, load only mounted non-addon objects, have the permission model on,
+ *   and live in fresh namespaces. A bwrap lacking a required feature or
+ *   blocked by a userns restriction fails here, with the fix named. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cell.h"
+#include "cell_probe_js.h"
+#include "digest.h"
+#include "host.h"
+#include "launch_doc.h"
+#include "strict_json.h"
+#include "subproc.h"
+
+#define APPARMOR_FIX                                                                    \
+  "unprivileged user namespaces are restricted (Ubuntu 24.04 AppArmor). Load the "      \
+  "targeted profile: sudo apt-get install --yes apparmor-profiles && sudo install -m "  \
+  "0644 /usr/share/apparmor/extra-profiles/bwrap-userns-restrict "                      \
+  "/etc/apparmor.d/bwrap-userns-restrict && sudo apparmor_parser --replace "            \
+  "/etc/apparmor.d/bwrap-userns-restrict (see README, 'Install')"
+
+static const char *const ns_names[] = {"mnt", "pid", "net", "user", "ipc", "uts", NULL};
+
+static json_t *own_world(void) {
+  char mnt[128] = "";
+  ssize_t n = readlink("/proc/self/ns/mnt", mnt, sizeof mnt - 1);
+  if (n > 0) mnt[n] = '\0';
+  struct stat root;
+  if (stat("/", &root) != 0) memset(&root, 0, sizeof root);
+  return json_pack("{s:s,s:{s:I,s:I},s:I,s:I}", "mountNamespace", mnt, "root", "dev",
+                   (json_int_t)root.st_dev, "ino", (json_int_t)root.st_ino, "uid",
+                   (json_int_t)getuid(), "gid", (json_int_t)getgid());
+}
+
+/* Maps cell failures of the probe phases onto attestation codes. */
+static cap_code as_attest_error(cap_error *err, const char *phase) {
+  cap_code c = err->code;
+  if (c == CAP_E_CELL_START_TIMEOUT || c == CAP_E_CELL_SHUTDOWN_TIMEOUT) c = CAP_E_ATTEST_TIMEOUT;
+  else if (c == CAP_E_FRAME_TOO_LARGE || c == CAP_E_FRAME_TRUNCATED ||
+           c == CAP_E_FRAME_INVALID_JSON || c == CAP_E_FRAME_TRAILING_DATA ||
+           c == CAP_E_PROTOCOL_VIOLATION || c == CAP_E_CELL_EXITED ||
+           c == CAP_E_CELL_STDERR_LIMIT || c == CAP_E_JSON_LIMIT)
+    c = CAP_E_ATTEST_OUTPUT_INVALID;
+  if (c != err->code) {
+    char msg[sizeof err->message];
+    snprintf(msg, sizeof msg, "%s probe: %s (%s)", phase, err->message, cap_code_name(err->code));
+    err->code = c;
+    snprintf(err->message, sizeof err->message, "%s", msg);
+  }
+  return c;
+}
+
+static cap_code mismatch(cap_error *err, const char *field) {
+  return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH,
+                  "world probe reports a different %s than the host sees", field);
+}
+
+static cap_code check_world(const host *h, const json_t *r, const char *challenge,
+                            cap_error *err) {
+  static const char *const keys[] = {"type", "challenge", "node", "nodeVersion", "bwrap",
+                                     "sharedObjects", "mountNamespace", "root", "uid", "gid",
+                                     NULL};
+  if (!sj_keys(r, keys, keys, CAP_E_ATTEST_OUTPUT_INVALID, "world report", err)) return err->code;
+  const char *got = json_string_value(json_object_get(r, "challenge"));
+  if (!got || strcmp(got, challenge) != 0)
+    return cap_fail(err, CAP_E_ATTEST_CHALLENGE_MISMATCH, "world probe did not echo the challenge");
+  json_t *mine = own_world();
+  json_t *node = runtime_identity_json(&h->node.executable);
+  json_t *bwrap = runtime_identity_json(&h->bwrap);
+  json_t *objs = runtime_objects_json(&h->node);
+  const char *bad = NULL;
+  if (!json_equal(node, json_object_get(r, "node"))) bad = "Node executable";
+  else if (!json_equal(bwrap, json_object_get(r, "bwrap"))) bad = "Bubblewrap executable";
+  else if (!json_equal(objs, json_object_get(r, "sharedObjects"))) bad = "shared-object set";
+  else if (!json_equal(json_object_get(mine, "mountNamespace"), json_object_get(r, "mountNamespace")))
+    bad = "mount namespace";
+  else if (!json_equal(json_object_get(mine, "root"), json_object_get(r, "root"))) bad = "root";
+  else if (!json_equal(json_object_get(mine, "uid"), json_object_get(r, "uid")) ||
+           !json_equal(json_object_get(mine, "gid"), json_object_get(r, "gid")))
+    bad = "uid/gid";
+  json_decref(mine);
+  json_decref(node);
+  json_decref(bwrap);
+  json_decref(objs);
+  if (bad) return mismatch(err, bad);
+  if (!json_is_string(json_object_get(r, "nodeVersion")))
+    return cap_fail(err, CAP_E_ATTEST_OUTPUT_INVALID, "world report lacks nodeVersion");
+  return CAP_OK;
+}
+
+/* Node 20.11+ is required (--disable-warning); 22.13+/23.5+ use the stable
+ * --permission flag, 22.14+/23.7+ can disable the SIGUSR1 inspector. */
+static cap_code select_node_flags(host *h, cap_error *err) {
+  int major = 0, minor = 0, patch = 0;
+  if (sscanf(h->node_version, "v%d.%d.%d", &major, &minor, &patch) != 3)
+    return cap_fail(err, CAP_E_ATTEST_OUTPUT_INVALID, "unparseable Node version \"%s\"",
+                    h->node_version);
+  if (major < 20 || (major == 20 && minor < 11))
+    return cap_fail(err, CAP_E_RUNTIME_UNSUPPORTED,
+                    "Node %s is too old: the permission model needs Node 20.11 or newer",
+                    h->node_version);
+  bool stable = major > 23 || (major == 23 && minor >= 5) || (major == 22 && minor >= 13);
+  h->permission_flag = stable ? "--permission" : "--experimental-permission";
+  h->disable_sigusr1 = major > 23 || (major == 23 && minor >= 7) || (major == 22 && minor >= 14);
+  return CAP_OK;
+}
+
+static cap_code world_phase(host *h, json_t *report, cap_error *err) {
+  char challenge[65];
+  if (!digest_random_hex(32, challenge)) return cap_fail(err, CAP_E_INTERNAL, "no randomness");
+  cell c;
+  if (cell_start_probe(&c, h->probe, &h->cfg.limits, err)) return err->code;
+  long long deadline = mono_ms() + h->cfg.limits.startup_timeout_ms;
+  json_t *req = json_pack("{s:s,s:s,s:s,s:s}", "type", "attest.world", "challenge", challenge,
+                          "node", h->node.executable.path, "bwrap", h->bwrap.path);
+  json_t *reply = NULL;
+  cap_code rc = cell_send(&c, req, deadline, CAP_E_CELL_START_TIMEOUT, err);
+  json_decref(req);
+  if (!rc) rc = cell_expect(&c, "attest.world.result", deadline, CAP_E_CELL_START_TIMEOUT, &reply, err);
+  if (!rc) rc = check_world(h, reply, challenge, err);
+  if (!rc) rc = cell_shutdown(&c, err);
+  cap_code jr = cell_join(&c, err);
+  if (!rc) rc = jr;
+  if (rc) {
+    json_decref(reply);
+    return as_attest_error(err, "world");
+  }
+  snprintf(h->node_version, sizeof h->node_version, "%s",
+           json_string_value(json_object_get(reply, "nodeVersion")));
+  json_object_del(reply, "type");
+  json_object_del(reply, "challenge");
+  json_object_set_new(report, "world", reply);
+  return select_node_flags(h, err);
+}
+
+static bool mounted_dest(const host *h, const char *path) {
+  if (strcmp(path, LAUNCH_NODE_DEST) == 0) return true;
+  for (size_t i = 0; i < h->node.object_count; i++)
+    if (strcmp(h->node.objects[i].dest, path) == 0) return true;
+  return false;
+}
+
+static cap_code check_cell(const host *h, const json_t *r, const char *challenge, cap_error *err) {
+  static const char *const keys[] = {"type", "challenge", "version", "execPath", "sharedObjects",
+                                     "pid", "uid", "gid", "permissionModel", NULL};
+  if (!sj_keys(r, keys, keys, CAP_E_ATTEST_OUTPUT_INVALID, "cell report", err)) return err->code;
+  const char *got = json_string_value(json_object_get(r, "challenge"));
+  if (!got || strcmp(got, challenge) != 0)
+    return cap_fail(err, CAP_E_ATTEST_CHALLENGE_MISMATCH, "cell probe did not echo the challenge");
+  const char *version = json_string_value(json_object_get(r, "version"));
+  if (!version || strcmp(version, h->node_version) != 0)
+    return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "cell runs Node %s, host resolved %s",
+                    version ? version : "?", h->node_version);
+  const char *exec = json_string_value(json_object_get(r, "execPath"));
+  if (!exec || strcmp(exec, LAUNCH_NODE_DEST) != 0)
+    return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "cell Node is not %s", LAUNCH_NODE_DEST);
+  json_t *objs = json_object_get(r, "sharedObjects"), *o;
+  size_t i;
+  if (!json_is_array(objs))
+    return cap_fail(err, CAP_E_ATTEST_OUTPUT_INVALID, "cell report lacks sharedObjects");
+  json_array_foreach(objs, i, o) {
+    const char *p = json_string_value(o);
+    if (!p) return cap_fail(err, CAP_E_ATTEST_OUTPUT_INVALID, "bad sharedObjects entry");
+    if (p[0] != '/') continue; /* linux-vdso.so.1 has no file */
+    if (!mounted_dest(h, p))
+      return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH,
+                      "cell loaded %s, which is not a mounted runtime object", p);
+  }
+  if (!json_is_true(json_object_get(r, "permissionModel")))
+    return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "Node permission model is not active in the cell");
+  return CAP_OK;
+}
+
+/* The cell must live in namespaces of its own, not the host's. */
+static cap_code check_namespaces(cell *c, json_t *report, cap_error *err) {
+  if (cell_wait_init(c, mono_ms() + c->lim->startup_timeout_ms, err)) return err->code;
+  json_t *ns = json_object();
+  json_object_set_new(report, "namespaces", ns);
+  for (const char *const *n = ns_names; *n; n++) {
+    char mine_path[64], theirs_path[64], mine[128] = "", theirs[128] = "";
+    snprintf(mine_path, sizeof mine_path, "/proc/self/ns/%s", *n);
+    snprintf(theirs_path, sizeof theirs_path, "/proc/%d/ns/%s", (int)c->init_pid, *n);
+    ssize_t a = readlink(mine_path, mine, sizeof mine - 1);
+    ssize_t b = readlink(theirs_path, theirs, sizeof theirs - 1);
+    if (a <= 0 || b <= 0)
+      return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "cannot read the cell's %s namespace: %s",
+                      *n, strerror(errno));
+    mine[a] = theirs[b] = '\0';
+    if (strcmp(mine, theirs) == 0)
+      return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "cell shares the host's %s namespace", *n);
+    json_object_set_new(ns, *n, json_string(theirs));
+  }
+  return CAP_OK;
+}
+
+/* bwrap failed before the sandbox ran: say which host feature is missing. */
+static cap_code classify_bwrap_failure(const cell *c, cap_error *err) {
+  const char *e = c->stderr_buf ? c->stderr_buf : "";
+  char tail[400];
+  cell_stderr_tail(c, tail, sizeof tail);
+  if (strstr(e, "Unknown option") || strstr(e, "unrecognized option"))
+    return cap_fail(err, CAP_E_BWRAP_FEATURE_MISSING,
+                    "bubblewrap lacks a required option (needs --ro-bind-fd, --disable-userns, "
+                    "--size); install a newer bubblewrap. bwrap said: %s", tail);
+  if (strstr(e, "setting up uid map: Permission denied") ||
+      strstr(e, "RTM_NEWADDR: Operation not permitted") ||
+      strstr(e, "No permissions to create new namespace") ||
+      strstr(e, "Creating new namespace failed"))
+    return cap_fail(err, CAP_E_USERNS_RESTRICTED, "%s. bwrap said: %s", APPARMOR_FIX, tail);
+  return CAP_OK;
+}
+
+static cap_code cell_phase(host *h, json_t *report, cap_error *err) {
+  if (!h->probe_js.path[0] &&
+      staging_add(&h->stg, "cell-probe.mjs", cell_probe_js, cell_probe_js_len, &h->probe_js, err))
+    return err->code;
+  char challenge[65];
+  if (!digest_random_hex(32, challenge)) return cap_fail(err, CAP_E_INTERNAL, "no randomness");
+  char *doc = host_launch_doc(h, &h->probe_js, NULL);
+  if (!doc) return cap_fail(err, CAP_E_INTERNAL, "cannot build launch document");
+  cell c;
+  cap_code rc = cell_start_launcher(&c, h->launcher, doc, &h->cfg.limits, err);
+  free(doc);
+  if (rc) return err->code;
+  long long deadline = mono_ms() + h->cfg.limits.startup_timeout_ms;
+  json_t *req = json_pack("{s:s,s:s}", "type", "attest", "challenge", challenge), *reply = NULL;
+  rc = cell_send(&c, req, deadline, CAP_E_CELL_START_TIMEOUT, err);
+  json_decref(req);
+  if (!rc) rc = cell_expect(&c, "attest.result", deadline, CAP_E_CELL_START_TIMEOUT, &reply, err);
+  if (rc == CAP_E_CELL_EXITED) {
+    cap_error classified = {0};
+    if (classify_bwrap_failure(&c, &classified)) *err = classified;
+    rc = err->code;
+  }
+  if (!rc) rc = check_cell(h, reply, challenge, err);
+  if (!rc) rc = check_namespaces(&c, report, err);
+  if (!rc) rc = cell_shutdown(&c, err);
+  cap_code jr = cell_join(&c, err);
+  if (!rc) rc = jr;
+  if (rc) {
+    json_decref(reply);
+    return as_attest_error(err, "cell");
+  }
+  json_object_del(reply, "type");
+  json_object_del(reply, "challenge");
+  json_object_set_new(report, "cell", reply);
+  return CAP_OK;
+}
+
+cap_code host_attest(host *h, cap_error *err) {
+  if (h->attestation) return CAP_OK;
+  const char *path = getenv("PATH");
+  file_identity node;
+  if (runtime_which("node", path, &node, CAP_E_RUNTIME_NOT_FOUND, err)) return err->code;
+  if (runtime_scan(node.path, &h->node, err)) return err->code;
+  if (runtime_which(h->cfg.bubblewrap_command, path, &h->bwrap, CAP_E_BWRAP_NOT_FOUND, err))
+    return err->code;
+  json_t *report = json_object();
+  json_object_set_new(report, "host", own_world());
+  json_object_set_new(json_object_get(report, "host"), "node",
+                      runtime_identity_json(&h->node.executable));
+  json_object_set_new(json_object_get(report, "host"), "bwrap", runtime_identity_json(&h->bwrap));
+  json_object_set_new(json_object_get(report, "host"), "sharedObjects",
+                      runtime_objects_json(&h->node));
+  if (world_phase(h, report, err) || cell_phase(h, report, err)) {
+    json_decref(report);
+    return err->code;
+  }
+  json_object_set_new(report, "nodeFlags",
+                      json_pack("{s:s,s:b,s:b}", "permission", h->permission_flag,
+                                "disableSigusr1", h->disable_sigusr1, "noAddons", 1));
+  json_object_set_new(report, "cellProbeSha256", json_string(h->probe_js.sha256));
+  h->attestation = report;
+  return CAP_OK;
+}

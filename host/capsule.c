@@ -1,0 +1,220 @@
+#include "capsule.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "digest.h"
+#include "safe_open.h"
+
+static const char *file_type(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a UNIX socket";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISLNK(m)) return "a symlink";
+  return "not a regular file";
+}
+
+static const char *open_errno_text(int e) {
+  switch (e) {
+  case ELOOP: return "traverses a symbolic link";
+  case EXDEV: return "escapes its root";
+  case ENOENT: return "does not exist";
+  case ENOTDIR: return "has a non-directory parent";
+  default: return strerror(e);
+  }
+}
+
+/* Opens dirfd/path as O_PATH without symlinks, checks the type on the
+ * descriptor, then reopens it for reading through that same inode. */
+static int open_regular(int dirfd, const char *path, struct stat *st, cap_code code,
+                        const char *what, cap_error *err) {
+  int pfd = so_open(dirfd, path, O_PATH);
+  if (pfd < 0) {
+    cap_fail(err, code, "%s %s %s", what, path, open_errno_text(errno));
+    return -1;
+  }
+  if (fstat(pfd, st) != 0 || !S_ISREG(st->st_mode)) {
+    cap_fail(err, code, "%s %s is %s", what, path, file_type(st->st_mode));
+    close(pfd);
+    return -1;
+  }
+  char proc[64];
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
+  int fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  close(pfd);
+  if (fd < 0) cap_fail(err, code, "%s %s cannot be read: %s", what, path, strerror(errno));
+  return fd;
+}
+
+static bool array_has(const json_t *arr, const char *s) {
+  size_t i;
+  json_t *v;
+  json_array_foreach(arr, i, v) if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
+      return true;
+  return false;
+}
+
+static cap_code check_policy(const capsule_config *cfg, const manifest *m, cap_error *err) {
+  if (strcmp(cfg->capsule_id, m->id) != 0)
+    return cap_fail(err, CAP_E_POLICY_ID_MISMATCH,
+                    "manifest id \"%s\" does not match policy.capsuleId \"%s\"", m->id,
+                    cfg->capsule_id);
+  size_t i;
+  json_t *v;
+  json_array_foreach(m->tools, i, v) if (!array_has(cfg->tools, json_string_value(v)))
+      return cap_fail(err, CAP_E_POLICY_TOOL_NOT_ALLOWED,
+                      "tool \"%s\" is not in policy.tools", json_string_value(v));
+  json_array_foreach(m->prompt_sections, i, v) if (!array_has(cfg->prompt_sections,
+                                                              json_string_value(v)))
+      return cap_fail(err, CAP_E_POLICY_PROMPT_NOT_ALLOWED,
+                      "prompt section \"%s\" is not in policy.promptSections",
+                      json_string_value(v));
+  json_array_foreach(m->requests, i, v) {
+    const char *path = json_string_value(json_object_get(v, "path"));
+    bool granted = false;
+    size_t j;
+    json_t *g;
+    json_array_foreach(cfg->grants, j, g) if (json_equal(g, v)) granted = true;
+    if (!granted)
+      return cap_fail(err, CAP_E_POLICY_REQUEST_NOT_GRANTED,
+                      "request workspace-read \"%s\" has no identical policy grant", path);
+  }
+  return CAP_OK;
+}
+
+static bool path_within(const char *inner, const char *outer) {
+  size_t n = strlen(outer);
+  if (strcmp(outer, "/") == 0) return true;
+  return strncmp(inner, outer, n) == 0 && (inner[n] == '\0' || inner[n] == '/');
+}
+
+static cap_code resolve_workspace(const capsule_config *cfg, const manifest *m,
+                                  const staging *stg, loaded_capsule *out, cap_error *err) {
+  if (json_array_size(m->requests) == 0) return CAP_OK;
+  if (!cfg->workspace_root)
+    return cap_fail(err, CAP_E_WORKSPACE_ROOT_INVALID,
+                    "capsule requests workspace files but has no workspaceRoot");
+  if (path_within(stg->dir, cfg->workspace_root) || path_within(cfg->workspace_root, stg->dir))
+    return cap_fail(err, CAP_E_WORKSPACE_STAGING_OVERLAP,
+                    "workspaceRoot %s overlaps private staging %s (set TMPDIR outside it)",
+                    cfg->workspace_root, stg->dir);
+  int root = so_open(AT_FDCWD, cfg->workspace_root, O_PATH | O_DIRECTORY);
+  if (root < 0)
+    return cap_fail(err, CAP_E_WORKSPACE_ROOT_INVALID, "workspaceRoot %s %s",
+                    cfg->workspace_root,
+                    errno == ENOTDIR ? "is not a directory" : open_errno_text(errno));
+  size_t i;
+  json_t *r;
+  cap_code rc = CAP_OK;
+  json_array_foreach(m->requests, i, r) {
+    if (out->file_count == CAPSULE_MAX_GRANTS) {
+      rc = cap_fail(err, CAP_E_MANIFEST_INVALID, "too many workspace requests");
+      break;
+    }
+    const char *path = json_string_value(json_object_get(r, "path"));
+    int fd = so_open(root, path, O_PATH);
+    struct stat st;
+    if (fd < 0) {
+      rc = cap_fail(err, CAP_E_WORKSPACE_TARGET_INVALID, "workspace file %s %s", path,
+                    open_errno_text(errno));
+      break;
+    }
+    int ok = fstat(fd, &st);
+    close(fd);
+    if (ok != 0 || !S_ISREG(st.st_mode)) {
+      rc = cap_fail(err, CAP_E_WORKSPACE_TARGET_INVALID, "workspace file %s is %s", path,
+                    file_type(st.st_mode));
+      break;
+    }
+    /* Another name for the inode could be anywhere: refuse aliases. */
+    if (st.st_nlink != 1) {
+      rc = cap_fail(err, CAP_E_WORKSPACE_HARDLINK,
+                    "workspace file %s has %lu hard links; exactly one is required", path,
+                    (unsigned long)st.st_nlink);
+      break;
+    }
+    if ((unsigned long long)st.st_dev == out->guest.dev &&
+        (unsigned long long)st.st_ino == out->guest.ino) {
+      rc = cap_fail(err, CAP_E_WORKSPACE_STAGING_OVERLAP, "workspace file %s is a staged file", path);
+      break;
+    }
+    workspace_file *wf = &out->files[out->file_count++];
+    wf->path = path;
+    wf->dev = (unsigned long long)st.st_dev;
+    wf->ino = (unsigned long long)st.st_ino;
+  }
+  close(root);
+  return rc;
+}
+
+cap_code capsule_load(const capsule_config *cfg, const host_limits *lim, staging *stg,
+                      size_t index, loaded_capsule *out, cap_error *err) {
+  memset(out, 0, sizeof *out);
+  out->cfg = cfg;
+  int root = so_open(AT_FDCWD, cfg->root, O_PATH | O_DIRECTORY);
+  if (root < 0)
+    return cap_fail(err, CAP_E_CAPSULE_ROOT_INVALID, "capsule root %s %s", cfg->root,
+                    errno == ENOTDIR ? "is not a directory" : open_errno_text(errno));
+  struct stat st;
+  char *text = NULL, *artifact = NULL;
+  size_t len = 0, alen = 0;
+  int fd = open_regular(root, cfg->manifest, &st, CAP_E_MANIFEST_OPEN, "manifest", err);
+  if (fd < 0) goto fail;
+  int rc = so_read_bounded(fd, (size_t)lim->max_manifest_bytes, &text, &len);
+  close(fd);
+  if (rc != 0) {
+    cap_fail(err, rc > 0 ? CAP_E_MANIFEST_TOO_LARGE : CAP_E_MANIFEST_OPEN,
+             "manifest %s: %s", cfg->manifest,
+             rc > 0 ? "larger than maxManifestBytes" : strerror(errno));
+    goto fail;
+  }
+  sj_limits jl = {(size_t)lim->max_json_depth, (size_t)lim->max_json_nodes};
+  if (manifest_parse(text, len, &jl, lim->max_contributions, &out->m, err)) goto fail;
+  if (check_policy(cfg, &out->m, err)) goto fail;
+  fd = open_regular(root, out->m.entry, &st, CAP_E_ENTRY_OPEN, "entry", err);
+  if (fd < 0) goto fail;
+  /* Read once; the bytes hashed are the bytes staged: no second read. */
+  rc = so_read_bounded(fd, (size_t)lim->max_artifact_bytes, &artifact, &alen);
+  close(fd);
+  if (rc != 0) {
+    cap_fail(err, rc > 0 ? CAP_E_ARTIFACT_TOO_LARGE : CAP_E_ENTRY_OPEN, "artifact %s: %s",
+             out->m.entry, rc > 0 ? "larger than maxArtifactBytes" : strerror(errno));
+    goto fail;
+  }
+  char hex[SHA256_HEX_LEN + 1];
+  if (!digest_sha256_hex(artifact, alen, hex)) {
+    cap_fail(err, CAP_E_INTERNAL, "sha256 failed");
+    goto fail;
+  }
+  if (strcmp(hex, out->m.sha256) != 0) {
+    cap_fail(err, CAP_E_INTEGRITY_MISMATCH, "artifact %s has sha256 %s, manifest pins %s",
+             out->m.entry, hex, out->m.sha256);
+    goto fail;
+  }
+  char name[32];
+  snprintf(name, sizeof name, "guest-%zu.mjs", index);
+  if (staging_add(stg, name, artifact, alen, &out->guest, err)) goto fail;
+  if (resolve_workspace(cfg, &out->m, stg, out, err)) goto fail;
+  free(text);
+  free(artifact);
+  close(root);
+  return CAP_OK;
+fail:
+  free(text);
+  free(artifact);
+  close(root);
+  return err->code;
+}
+
+void capsule_free(loaded_capsule *c) {
+  manifest_free(&c->m);
+  json_decref(c->descriptor);
+  c->descriptor = NULL;
+}

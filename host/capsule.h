@@ -1,0 +1,35 @@
+/* A capsule after static activation: manifest validated against policy,
+ * artifact verified and staged, workspace grants resolved to inodes. */
+#ifndef CAPSULE_H
+#define CAPSULE_H
+
+#include <jansson.h>
+
+#include "cap_error.h"
+#include "config.h"
+#include "manifest.h"
+#include "staging.h"
+
+#define CAPSULE_MAX_GRANTS 128
+
+typedef struct {
+  const char *path; /* relative, as requested */
+  unsigned long long dev, ino;
+} workspace_file;
+
+typedef struct {
+  const capsule_config *cfg;
+  manifest m;
+  staged_file guest;
+  workspace_file files[CAPSULE_MAX_GRANTS];
+  size_t file_count;
+  json_t *descriptor; /* describe.result as admitted at activation */
+} loaded_capsule;
+
+/* Everything that can be checked without running code, in order: root,
+ * manifest, policy upper bound, artifact digest, staging, workspace. */
+cap_code capsule_load(const capsule_config *cfg, const host_limits *lim, staging *stg,
+                      size_t index, loaded_capsule *out, cap_error *err);
+void capsule_free(loaded_capsule *c);
+
+#endif

@@ -1,0 +1,65 @@
+/* A cell: one launcher -> bwrap -> node process tree (or the world probe),
+ * spoken to in frames, with deadlines, bounded stderr and an exact join. */
+#ifndef CELL_H
+#define CELL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "cap_error.h"
+#include "config.h"
+#include "frame.h"
+
+typedef struct {
+  const host_limits *lim;
+  sj_limits frame_limits;
+  pid_t pid;
+  int pidfd;
+  int in_fd, out_fd, err_fd, status_fd, info_fd;
+  pid_t init_pid; /* bwrap's PID-namespace init, from --info-fd */
+  int init_pidfd;
+  frame_buffer rx;
+  unsigned char *tx;
+  size_t tx_len, tx_off;
+  char *stderr_buf;
+  size_t stderr_len;
+  char status_buf[1024];
+  size_t status_len;
+  char info_buf[1024];
+  size_t info_len;
+  bool exited;
+  int wait_status;
+  bool joined;
+} cell;
+
+/* Starts capsule-launcher with the given launch document. */
+cap_code cell_start_launcher(cell *c, const char *launcher, const char *doc,
+                             const host_limits *lim, cap_error *err);
+/* Starts the execution-world probe through the same spawn path. */
+cap_code cell_start_probe(cell *c, const char *probe, const host_limits *lim,
+                          cap_error *err);
+
+/* Absolute monotonic deadlines; timeout_code names which deadline. */
+cap_code cell_send(cell *c, const json_t *msg, long long deadline,
+                   cap_code timeout_code, cap_error *err);
+cap_code cell_recv(cell *c, long long deadline, cap_code timeout_code,
+                   json_t **out, cap_error *err);
+/* Receives a frame whose "type" must be `type`. */
+cap_code cell_expect(cell *c, const char *type, long long deadline,
+                     cap_code timeout_code, json_t **out, cap_error *err);
+/* Explicit shutdown handshake, then waits for a clean exit with no
+ * trailing bytes, all within shutdownTimeoutMs. */
+cap_code cell_shutdown(cell *c, cap_error *err);
+/* Joins the whole process tree (SIGTERM, processGraceMs, SIGKILL) and
+ * frees everything. Safe to call twice. */
+cap_code cell_join(cell *c, cap_error *err);
+
+/* Printable tail of the cell's stderr for error messages. */
+void cell_stderr_tail(const cell *c, char *out, size_t cap);
+/* True when the bwrap info report arrived (sandbox was created). */
+bool cell_has_init(const cell *c);
+/* Waits for bwrap's --info-fd report of the cell's init pid. */
+cap_code cell_wait_init(cell *c, long long deadline, cap_error *err);
+
+#endif

@@ -1,0 +1,50 @@
+/* The reference host: configuration, trusted helpers, runtime view,
+ * staging, attestation and the activated capsules. */
+#ifndef HOST_H
+#define HOST_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "capsule.h"
+#include "config.h"
+#include "runtime_scan.h"
+#include "staging.h"
+
+#define CELL_GUEST_DEST "/guest/guest.mjs"
+
+typedef struct {
+  host_config cfg;
+  char launcher[4096];
+  char probe[4096];
+  file_identity bwrap;
+  runtime_view node;
+  staging stg;
+  staged_file probe_js;
+  char node_version[64];
+  const char *permission_flag;
+  bool disable_sigusr1;
+  json_t *attestation;
+  loaded_capsule *caps;
+  size_t cap_count;
+  bool activated;
+} host;
+
+/* Loads config (NULL: defaults), finds helpers, creates staging. */
+cap_code host_open(host *h, const char *config_path, cap_error *err);
+/* Resolves node and bwrap and runs both attestation phases. */
+cap_code host_attest(host *h, cap_error *err);
+/* Static checks, attestation, one describe cell per capsule; publishes
+ * all or nothing. */
+cap_code host_activate(host *h, cap_error *err);
+/* {"tools":[...], "promptSections":[...]} of an activated host. */
+json_t *host_registry(const host *h);
+/* One tool call in a fresh cell; *result is {"isError":..., ...}. */
+cap_code host_call(host *h, const char *tool, const json_t *input, json_t **result,
+                   cap_error *err);
+void host_close(host *h);
+
+/* Launch document for a guest artifact; cap may be NULL (the cell probe). */
+char *host_launch_doc(const host *h, const staged_file *guest, const loaded_capsule *cap);
+
+#endif

@@ -1,0 +1,112 @@
+/* capsule-host: attest | activate | call. Success prints {"ok":true,...};
+ * failure prints {"ok":false,"error":{"code","message"}} on stdout, one
+ * line on stderr, and exits 1 (2 for usage errors). */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host.h"
+#include "strict_json.h"
+
+#define CAPSULE_HOST_VERSION "0.1.0"
+
+static staging *volatile signal_staging;
+
+static void on_fatal_signal(int sig) {
+  if (signal_staging) staging_remove_from_signal((staging *)signal_staging);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void install_signals(staging *s) {
+  signal_staging = s;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_fatal_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+  /* A cell that closes stdin early must not kill the host. */
+  signal(SIGPIPE, SIG_IGN);
+}
+
+static void print_json(json_t *v) {
+  char *text = json_dumps(v, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+  if (text) {
+    puts(text);
+    free(text);
+  }
+  json_decref(v);
+  fflush(stdout);
+}
+
+static int fail(const cap_error *err) {
+  print_json(json_pack("{s:b,s:{s:s,s:s}}", "ok", 0, "error", "code", cap_code_name(err->code),
+                       "message", err->message));
+  fprintf(stderr, "capsule-host: %s: %s\n", cap_code_name(err->code), err->message);
+  return err->code == CAP_E_USAGE ? 2 : 1;
+}
+
+static int usage(const char *why) {
+  cap_error err = {0};
+  cap_fail(&err, CAP_E_USAGE,
+           "%s. Usage: capsule-host attest [--config F] | activate --config F | call --config F "
+           "TOOL [--input JSON]",
+           why);
+  return fail(&err);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) return usage("missing command");
+  const char *cmd = argv[1], *config = NULL, *tool = NULL, *input_text = "{}";
+  if (strcmp(cmd, "--version") == 0) {
+    puts(CAPSULE_HOST_VERSION);
+    return 0;
+  }
+  for (int i = 2; i < argc; i++) {
+    if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) config = argv[++i];
+    else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc) input_text = argv[++i];
+    else if (argv[i][0] != '-' && !tool && strcmp(cmd, "call") == 0) tool = argv[i];
+    else return usage("unexpected argument");
+  }
+  bool is_attest = strcmp(cmd, "attest") == 0, is_activate = strcmp(cmd, "activate") == 0,
+       is_call = strcmp(cmd, "call") == 0;
+  if (!is_attest && !is_activate && !is_call) return usage("unknown command");
+  if (!is_attest && !config) return usage("--config is required");
+  if (is_call && !tool) return usage("call needs a TOOL name");
+
+  cap_error err = {0};
+  host h;
+  json_t *input = NULL;
+  int status = 0;
+  if (is_call) {
+    sj_limits lim = {1000, 10000000};
+    input = sj_parse(input_text, strlen(input_text), &lim, CAP_E_INPUT_INVALID, "--input", &err);
+    if (!input) return fail(&err);
+  }
+  install_signals(&h.stg);
+  if (host_open(&h, config, &err)) goto out;
+  if (is_attest) {
+    if (host_attest(&h, &err)) goto out;
+    print_json(json_pack("{s:b,s:O}", "ok", 1, "attestation", h.attestation));
+  } else if (host_activate(&h, &err) == CAP_OK) {
+    if (is_activate) {
+      json_t *reg = host_registry(&h);
+      json_object_set_new(reg, "ok", json_true());
+      json_object_set(reg, "attestation", h.attestation);
+      print_json(reg);
+    } else {
+      json_t *result = NULL;
+      if (host_call(&h, tool, input, &result, &err) == CAP_OK)
+        print_json(json_pack("{s:b,s:s,s:o}", "ok", 1, "tool", tool, "result", result));
+    }
+  }
+out:
+  if (err.code) status = fail(&err);
+  host_close(&h);
+  signal_staging = NULL;
+  json_decref(input);
+  return status;
+}

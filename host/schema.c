@@ -1,0 +1,196 @@
+#include "schema.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#define BAD(...) cap_fail(err, CAP_E_SCHEMA_INVALID, __VA_ARGS__)
+
+static const char *const type_names[] = {"object", "array", "string", "number",
+                                         "integer", "boolean", "null", NULL};
+
+static bool is_type_name(const char *s) {
+  for (const char *const *t = type_names; *t; t++)
+    if (strcmp(*t, s) == 0) return true;
+  return false;
+}
+
+static bool is_count(const json_t *v) { return json_is_integer(v) && json_integer_value(v) >= 0; }
+
+static cap_code check(const json_t *s, const char *at, cap_error *err);
+
+static cap_code check_keyword(const char *k, const json_t *v, const char *at, cap_error *err) {
+  char sub[512];
+  if (strcmp(k, "type") == 0) {
+    if (json_is_string(v) && is_type_name(json_string_value(v))) return CAP_OK;
+    if (json_is_array(v) && json_array_size(v) > 0) {
+      size_t i;
+      json_t *t;
+      json_array_foreach(v, i, t) if (!json_is_string(t) || !is_type_name(json_string_value(t)))
+          return BAD("%s: invalid type list", at);
+      return CAP_OK;
+    }
+    return BAD("%s: invalid \"type\"", at);
+  }
+  if (strcmp(k, "description") == 0 || strcmp(k, "title") == 0)
+    return json_is_string(v) ? CAP_OK : BAD("%s: \"%s\" must be a string", at, k);
+  if (strcmp(k, "properties") == 0) {
+    if (!json_is_object(v)) return BAD("%s: \"properties\" must be an object", at);
+    const char *name;
+    json_t *p;
+    json_object_foreach((json_t *)v, name, p) {
+      snprintf(sub, sizeof sub, "%s/properties/%s", at, name);
+      if (check(p, sub, err)) return err->code;
+    }
+    return CAP_OK;
+  }
+  if (strcmp(k, "required") == 0) {
+    if (!json_is_array(v)) return BAD("%s: \"required\" must be an array", at);
+    size_t i;
+    json_t *r;
+    json_array_foreach(v, i, r) if (!json_is_string(r))
+        return BAD("%s: \"required\" entries must be strings", at);
+    return CAP_OK;
+  }
+  if (strcmp(k, "additionalProperties") == 0) {
+    if (json_is_boolean(v)) return CAP_OK;
+    snprintf(sub, sizeof sub, "%s/additionalProperties", at);
+    return check(v, sub, err);
+  }
+  if (strcmp(k, "items") == 0) {
+    snprintf(sub, sizeof sub, "%s/items", at);
+    return check(v, sub, err);
+  }
+  if (strcmp(k, "enum") == 0)
+    return json_is_array(v) && json_array_size(v) > 0 ? CAP_OK
+                                                       : BAD("%s: \"enum\" must be a non-empty array", at);
+  if (strcmp(k, "const") == 0) return CAP_OK;
+  if (strcmp(k, "minimum") == 0 || strcmp(k, "maximum") == 0)
+    return json_is_number(v) ? CAP_OK : BAD("%s: \"%s\" must be a number", at, k);
+  if (strcmp(k, "minLength") == 0 || strcmp(k, "maxLength") == 0 || strcmp(k, "minItems") == 0 ||
+      strcmp(k, "maxItems") == 0)
+    return is_count(v) ? CAP_OK : BAD("%s: \"%s\" must be a non-negative integer", at, k);
+  return BAD("%s: unsupported schema keyword \"%s\"", at, k);
+}
+
+static cap_code check(const json_t *s, const char *at, cap_error *err) {
+  if (!json_is_object(s)) return BAD("%s: schema must be an object", at);
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)s, k, v) if (check_keyword(k, v, at, err)) return err->code;
+  return CAP_OK;
+}
+
+cap_code schema_check(const json_t *schema, cap_error *err) {
+  if (check(schema, "inputSchema", err)) return err->code;
+  const char *t = json_string_value(json_object_get(schema, "type"));
+  if (!t || strcmp(t, "object") != 0)
+    return BAD("inputSchema must have \"type\": \"object\" at the top level");
+  return CAP_OK;
+}
+
+#undef BAD
+#define BAD(...) cap_fail(err, CAP_E_INPUT_INVALID, __VA_ARGS__)
+
+static bool has_type(const json_t *v, const char *t) {
+  if (strcmp(t, "object") == 0) return json_is_object(v);
+  if (strcmp(t, "array") == 0) return json_is_array(v);
+  if (strcmp(t, "string") == 0) return json_is_string(v);
+  if (strcmp(t, "number") == 0) return json_is_number(v);
+  if (strcmp(t, "integer") == 0)
+    return json_is_integer(v) ||
+           (json_is_real(v) && floor(json_real_value(v)) == json_real_value(v));
+  if (strcmp(t, "boolean") == 0) return json_is_boolean(v);
+  return json_is_null(v);
+}
+
+static bool type_ok(const json_t *type, const json_t *v) {
+  if (!type) return true;
+  if (json_is_string(type)) return has_type(v, json_string_value(type));
+  size_t i;
+  json_t *t;
+  json_array_foreach(type, i, t) if (has_type(v, json_string_value(t))) return true;
+  return false;
+}
+
+/* Unicode code points, as JSON Schema counts string length. */
+static size_t utf8_length(const char *s) {
+  size_t n = 0;
+  for (; *s; s++)
+    if (((unsigned char)*s & 0xC0) != 0x80) n++;
+  return n;
+}
+
+static bool numbers_equal(const json_t *a, const json_t *b) {
+  return json_is_number(a) && json_is_number(b) && json_number_value(a) == json_number_value(b);
+}
+
+static bool value_equal(const json_t *a, const json_t *b) {
+  return json_equal((json_t *)a, (json_t *)b) || numbers_equal(a, b);
+}
+
+static cap_code validate(const json_t *s, const json_t *v, const char *at, cap_error *err) {
+  if (!type_ok(json_object_get(s, "type"), v)) return BAD("%s: wrong type", at);
+  json_t *k;
+  if ((k = json_object_get(s, "const")) && !value_equal(k, v))
+    return BAD("%s: value differs from const", at);
+  if ((k = json_object_get(s, "enum"))) {
+    bool found = false;
+    size_t i;
+    json_t *e;
+    json_array_foreach(k, i, e) if (value_equal(e, v)) found = true;
+    if (!found) return BAD("%s: value not in enum", at);
+  }
+  if (json_is_number(v)) {
+    if ((k = json_object_get(s, "minimum")) && json_number_value(v) < json_number_value(k))
+      return BAD("%s: below minimum", at);
+    if ((k = json_object_get(s, "maximum")) && json_number_value(v) > json_number_value(k))
+      return BAD("%s: above maximum", at);
+  }
+  if (json_is_string(v)) {
+    size_t n = utf8_length(json_string_value(v));
+    if ((k = json_object_get(s, "minLength")) && n < (size_t)json_integer_value(k))
+      return BAD("%s: shorter than minLength", at);
+    if ((k = json_object_get(s, "maxLength")) && n > (size_t)json_integer_value(k))
+      return BAD("%s: longer than maxLength", at);
+  }
+  char sub[512];
+  if (json_is_array(v)) {
+    size_t n = json_array_size(v);
+    if ((k = json_object_get(s, "minItems")) && n < (size_t)json_integer_value(k))
+      return BAD("%s: fewer than minItems", at);
+    if ((k = json_object_get(s, "maxItems")) && n > (size_t)json_integer_value(k))
+      return BAD("%s: more than maxItems", at);
+    json_t *items = json_object_get(s, "items"), *e;
+    size_t i;
+    if (items) json_array_foreach(v, i, e) {
+        snprintf(sub, sizeof sub, "%s/%zu", at, i);
+        if (validate(items, e, sub, err)) return err->code;
+      }
+  }
+  if (json_is_object(v)) {
+    json_t *props = json_object_get(s, "properties"), *req = json_object_get(s, "required");
+    json_t *extra = json_object_get(s, "additionalProperties"), *e;
+    size_t i;
+    json_array_foreach(req, i, e) if (!json_object_get(v, json_string_value(e)))
+        return BAD("%s: missing required property \"%s\"", at, json_string_value(e));
+    const char *name;
+    json_object_foreach((json_t *)v, name, e) {
+      snprintf(sub, sizeof sub, "%s/%s", at, name);
+      json_t *ps = props ? json_object_get(props, name) : NULL;
+      if (ps) {
+        if (validate(ps, e, sub, err)) return err->code;
+      } else if (json_is_false(extra)) {
+        return BAD("%s: property not allowed", sub);
+      } else if (json_is_object(extra) && validate(extra, e, sub, err)) {
+        return err->code;
+      }
+    }
+  }
+  return CAP_OK;
+}
+
+cap_code schema_validate(const json_t *schema, const json_t *value, cap_error *err) {
+  return validate(schema, value, "input", err);
+}

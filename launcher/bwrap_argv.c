@@ -1,0 +1,85 @@
+#include "bwrap_argv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "launcher_fds.h"
+
+static bool push(argv_list *l, const char *s) {
+  if (l->count + 1 >= sizeof l->items / sizeof l->items[0]) return false;
+  char *dup = strdup(s);
+  if (!dup) return false;
+  l->items[l->count++] = dup;
+  l->items[l->count] = NULL;
+  return true;
+}
+
+static bool push_num(argv_list *l, long long n) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%lld", n);
+  return push(l, buf);
+}
+
+/* "--flag=" + value, for Node options that take a joined argument. */
+static bool push_joined(argv_list *l, const char *flag, const char *value) {
+  char buf[8192];
+  int n = snprintf(buf, sizeof buf, "%s%s", flag, value);
+  return n > 0 && (size_t)n < sizeof buf && push(l, buf);
+}
+
+void argv_list_free(argv_list *list) {
+  for (size_t i = 0; i < list->count; i++) free(list->items[i]);
+  list->count = 0;
+}
+
+cap_code bwrap_argv_build(const launch_doc *doc, const int *mount_fds,
+                          argv_list *l, cap_error *err) {
+  static const char *const fixed[] = {
+      "bwrap",
+      /* Fresh user, PID, mount, network, IPC, UTS (and cgroup) namespaces;
+       * --unshare-user makes the user namespace mandatory, not "try". */
+      "--unshare-all", "--unshare-user", "--disable-userns",
+      "--cap-drop", "ALL", "--die-with-parent", "--new-session",
+      "--clearenv", "--setenv", "HOME", "/tmp", "--setenv", "PATH", "/runtime",
+      "--proc", "/proc", "--dev", "/dev", NULL};
+  l->count = 0;
+  l->items[0] = NULL;
+  bool ok = true;
+  for (const char *const *f = fixed; *f && ok; f++) ok = push(l, *f);
+  if (doc->tmpfs_bytes > 0) ok = ok && push(l, "--size") && push_num(l, doc->tmpfs_bytes);
+  ok = ok && push(l, "--perms") && push(l, "0700") && push(l, "--tmpfs") && push(l, "/tmp");
+  const char *guest_dest = NULL;
+  for (size_t i = 0; i < doc->mount_count && ok; i++) {
+    ok = push(l, "--ro-bind-fd") && push_num(l, mount_fds[i]) &&
+         push(l, doc->mounts[i].dest);
+    if (doc->mounts[i].label == LD_GUEST) guest_dest = doc->mounts[i].dest;
+  }
+  /* The empty root itself becomes read-only once every mount point exists. */
+  ok = ok && push(l, "--remount-ro") && push(l, "/");
+  ok = ok && push(l, "--info-fd") && push_num(l, LAUNCHER_INFO_FD);
+  ok = ok && push(l, "--chdir") && push(l, "/tmp");
+  /* "--" so that nothing after it can be read as a bwrap option. */
+  ok = ok && push(l, "--") && push(l, LAUNCH_NODE_DEST);
+  ok = ok && push(l, doc->permission_flag);
+  /* Read permission: the guest artifact and workspace-read mounts only,
+   * derived from labels; /tmp is the cell's private scratch space. */
+  ok = ok && push_joined(l, "--allow-fs-read=", guest_dest);
+  for (size_t i = 0; i < doc->mount_count && ok; i++)
+    if (doc->mounts[i].label == LD_WORKSPACE_READ)
+      ok = push_joined(l, "--allow-fs-read=", doc->mounts[i].dest);
+  ok = ok && push(l, "--allow-fs-read=/tmp/*") && push(l, "--allow-fs-write=/tmp/*");
+  ok = ok && push(l, "--no-addons") && push(l, "--disable-warning=ExperimentalWarning");
+  if (doc->disable_sigusr1) ok = ok && push(l, "--disable-sigusr1");
+  if (doc->max_old_space_mb > 0) {
+    char mb[32];
+    snprintf(mb, sizeof mb, "%lld", doc->max_old_space_mb);
+    ok = ok && push_joined(l, "--max-old-space-size=", mb);
+  }
+  ok = ok && push(l, "--") && push(l, guest_dest);
+  if (!ok) {
+    argv_list_free(l);
+    return cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "bwrap argv too long");
+  }
+  return CAP_OK;
+}
