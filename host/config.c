@@ -93,7 +93,9 @@ static cap_code parse_capsule(const json_t *o, size_t idx, capsule_config *c, ca
   if (!so_is_plain_relative(c->manifest))
     return cap_fail(err, CAP_E_MANIFEST_OPEN,
                     "%s.manifest must be a plain relative path inside root", what);
-  if (c->workspace_root && !so_is_plain_absolute(c->workspace_root))
+  /* "/" is a legal (if unwise) root; the staging-overlap check refuses it. */
+  if (c->workspace_root && strcmp(c->workspace_root, "/") != 0 &&
+      !so_is_plain_absolute(c->workspace_root))
     return cap_fail(err, CAP_E_WORKSPACE_ROOT_INVALID,
                     "%s.workspaceRoot must be a normalised absolute path", what);
   return parse_policy(json_object_get(o, "policy"), c, err);

@@ -1,0 +1,101 @@
+// examples/reader-capsule/source.mjs
+import { readFile } from "node:fs/promises";
+
+// guest/index.mjs
+import process from "node:process";
+var PROTOCOL = "dsh-capsule/0";
+function encodeFrame(message) {
+  const body = Buffer.from(JSON.stringify(message), "utf8");
+  const header = Buffer.alloc(4);
+  header.writeUInt32BE(body.length, 0);
+  return Buffer.concat([header, body]);
+}
+function redirectConsoleToStderr() {
+  const toStderr = (...args) => {
+    process.stderr.write(args.map((a) => typeof a === "string" ? a : JSON.stringify(a)).join(" ") + "\n");
+  };
+  for (const method of ["log", "info", "debug", "warn", "error", "trace"]) console[method] = toStderr;
+}
+function checkDefinition(definition) {
+  const tools = definition?.tools ?? [];
+  const promptSections = definition?.promptSections ?? [];
+  if (!Array.isArray(tools) || !Array.isArray(promptSections)) {
+    throw new TypeError("runCapsuleGuest: tools and promptSections must be arrays");
+  }
+  for (const tool of tools) {
+    if (typeof tool?.name !== "string" || typeof tool.execute !== "function") {
+      throw new TypeError("runCapsuleGuest: every tool needs a name and an execute function");
+    }
+  }
+  return { tools, promptSections };
+}
+function describe({ tools, promptSections }) {
+  return {
+    type: "describe.result",
+    tools: tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: t.inputSchema ?? { type: "object" }
+    })),
+    promptSections: promptSections.map((s) => ({ id: s.id, text: s.text }))
+  };
+}
+async function call({ tools }, message) {
+  const tool = tools.find((t) => t.name === message.tool);
+  if (!tool) return { type: "call.result", isError: true, message: `unknown tool ${message.tool}` };
+  try {
+    const output = await tool.execute(message.input, { tool: tool.name });
+    return { type: "call.result", isError: false, output: output === void 0 ? null : output };
+  } catch (error) {
+    return { type: "call.result", isError: true, message: String(error?.message ?? error) };
+  }
+}
+function runCapsuleGuest(definition) {
+  const guest = checkDefinition(definition);
+  redirectConsoleToStderr();
+  const send = (message) => process.stdout.write(encodeFrame(message));
+  let pending = Buffer.alloc(0);
+  let busy = Promise.resolve();
+  const handle = async (message) => {
+    switch (message?.type) {
+      case "describe":
+        if (message.protocol !== PROTOCOL) process.exit(70);
+        send(describe(guest));
+        break;
+      case "call":
+        send(await call(guest, message));
+        break;
+      case "shutdown":
+        send({ type: "shutdown.ack" });
+        process.exit(0);
+        break;
+      default:
+        process.exit(71);
+    }
+  };
+  process.stdin.on("data", (chunk) => {
+    pending = Buffer.concat([pending, chunk]);
+    while (pending.length >= 4) {
+      const length = pending.readUInt32BE(0);
+      if (pending.length < 4 + length) return;
+      const message = JSON.parse(pending.subarray(4, 4 + length).toString("utf8"));
+      pending = pending.subarray(4 + length);
+      busy = busy.then(() => handle(message));
+    }
+  });
+  process.stdin.on("end", () => busy.then(() => process.exit(0)));
+}
+
+// examples/reader-capsule/source.mjs
+var CONTEXT = "/workspace/reference/context.txt";
+runCapsuleGuest({
+  tools: [
+    {
+      name: "capsule_read",
+      description: "Return the text of the granted workspace file reference/context.txt.",
+      inputSchema: { type: "object", properties: {}, additionalProperties: false },
+      execute: async () => ({ path: "reference/context.txt", text: await readFile(CONTEXT, "utf8") })
+    }
+  ],
+  promptSections: []
+});

@@ -1,0 +1,227 @@
+"""Test-side helpers: build capsules, configs and workspaces in a temp dir,
+run the real binaries, and check that nothing was left behind.
+
+Nothing here mocks bwrap: every cell is a real launcher -> bwrap -> node."""
+import copy
+import hashlib
+import json
+import os
+import socket
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(os.environ.get("CAPSULE_BIN", REPO / "build" / "bin"))
+CORPUS = REPO / "attack-corpus"
+SDK = (REPO / "guest" / "index.mjs").read_text()
+
+LIMIT_DEFAULTS = {
+    "bubblewrapCommand": "bwrap",
+    "maxManifestBytes": 262144,
+    "maxArtifactBytes": 16777216,
+    "maxFrameBytes": 1048576,
+    "maxStderrBytes": 65536,
+    "maxDescriptionBytes": 4096,
+    "maxPromptBytes": 65536,
+    "maxContributions": 64,
+    "maxJsonNodes": 10000,
+    "maxJsonDepth": 32,
+    "startupTimeoutMs": 5000,
+    "callTimeoutMs": 30000,
+    "shutdownTimeoutMs": 500,
+    "processGraceMs": 500,
+    "maxConcurrentCalls": 4,
+    "maxQueuedCalls": 32,
+    "maxOldSpaceSizeMb": 128,
+    "tmpfsBytes": 16777216,
+}
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def guest_artifact(name: str, params=None) -> bytes:
+    """The SDK and one corpus guest in a single ESM file, as esbuild would."""
+    body = (CORPUS / "guests" / f"{name}.mjs").read_text()
+    prelude = f"const CASE = {json.dumps(params or {})};\n"
+    return (SDK + "\n" + prelude + body).encode()
+
+
+def guest_contributes(name: str) -> dict:
+    first = (CORPUS / "guests" / f"{name}.mjs").read_text().splitlines()[0]
+    assert first.startswith("// contributes: "), f"{name}.mjs must declare contributes"
+    return json.loads(first[len("// contributes: "):])
+
+
+def merge(base, patch):
+    """JSON merge patch (RFC 7386): null deletes a key."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = copy.deepcopy(base) if isinstance(base, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge(out.get(k), v)
+    return out
+
+
+def make_special(path: Path, kind: str, target=None, content="workspace text\n"):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "file":
+        path.write_text(content)
+    elif kind == "dir":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(str(path))
+        s.listen(1)
+        return s
+    elif kind == "chardev":
+        os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # /dev/null's numbers
+    elif kind == "blockdev":
+        os.mknod(path, 0o600 | stat.S_IFBLK, os.makedev(7, 0))
+    elif kind == "symlink":
+        os.symlink(target, path)
+    elif kind == "hardlink":
+        os.link(target, path)
+    else:
+        raise ValueError(kind)
+    return None
+
+
+class Lab:
+    """One test's world: capsule roots, workspace, staging dir, a host secret."""
+
+    def __init__(self, tmp: Path):
+        self.tmp = tmp
+        self.stage = tmp / "stage"
+        self.stage.mkdir()
+        self.secret = tmp / "host-secret.txt"
+        self.secret.write_text("HOST-SECRET-7f3a\n")
+        self.keep = []  # sockets that must stay open
+        self.count = 0
+        self.vars = {"$PYTESTPID": str(os.getpid())}
+
+    def capsule(self, guest="echo", params=None, manifest=None, policy=None, artifact=None,
+                integrity="auto", workspace=None, capsule_config=None, contributes=None):
+        self.count += 1
+        root = self.tmp / f"capsule{self.count}"
+        root.mkdir()
+        data = artifact if artifact is not None else guest_artifact(guest, params)
+        (root / "guest.mjs").write_bytes(data)
+        contrib = contributes or guest_contributes(guest)
+        m = {
+            "protocol": "dsh-capsule/0",
+            "id": f"corpus.case{self.count}",
+            "entry": "./guest.mjs",
+            "integrity": {"sha256": {"auto": sha256(data), "upper": sha256(data).upper(),
+                                     "short": sha256(data)[:63]}.get(integrity, integrity)},
+            "contributes": contrib,
+            "requests": [],
+        }
+        m = merge(m, manifest or {})
+        (root / "capsule.json").write_text(json.dumps(m))
+        ws = self.tmp / f"workspace{self.count}"
+        ws.mkdir()
+        for entry in workspace or []:
+            s = make_special(ws / entry["path"], entry.get("type", "file"),
+                             self.subst(entry.get("target"), root, ws),
+                             entry.get("content", "workspace text\n"))
+            if s:
+                self.keep.append(s)
+        requests = m.get("requests", []) if isinstance(m.get("requests"), list) else []
+        pol = {
+            "capsuleId": m.get("id") if isinstance(m.get("id"), str) else "x",
+            "tools": contrib.get("tools", []),
+            "promptSections": contrib.get("promptSections", []),
+            "grants": [r for r in requests if isinstance(r, dict)],
+        }
+        entry = {"root": str(root), "manifest": "capsule.json", "workspaceRoot": str(ws),
+                 "policy": merge(pol, policy or {})}
+        entry = merge(entry, self.subst(capsule_config or {}, root, ws))
+        return root, ws, entry
+
+    def subst(self, value, root, ws):
+        if isinstance(value, str):
+            for key, repl in self.vars.items():
+                value = value.replace(key, repl)
+            return (value.replace("$ROOT", str(root)).replace("$WS", str(ws))
+                    .replace("$SECRET", str(self.secret)).replace("$TMP", str(self.tmp)))
+        if isinstance(value, list):
+            return [self.subst(v, root, ws) for v in value]
+        if isinstance(value, dict):
+            return {k: self.subst(v, root, ws) for k, v in value.items()}
+        return value
+
+    def config(self, capsules, **limits):
+        cfg = dict(LIMIT_DEFAULTS)
+        cfg.update(limits)
+        cfg["capsules"] = capsules
+        path = self.tmp / f"config{self.count}-{len(capsules)}.json"
+        path.write_text(json.dumps(cfg))
+        return path
+
+    def run(self, *args, env=None, timeout=120, user=None, binary=None):
+        e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TMPDIR": str(self.stage)}
+        e.update(env or {})
+        cmd = [str(binary or BIN / "capsule-host"), *map(str, args)]
+        t0 = time.monotonic()
+        p = subprocess.run(cmd, capture_output=True, env=e, timeout=timeout, user=user)
+        elapsed = time.monotonic() - t0
+        try:
+            out = json.loads(p.stdout)
+        except ValueError:
+            out = None
+        return Result(p.returncode, out, p.stdout.decode(errors="replace"),
+                      p.stderr.decode(errors="replace"), elapsed)
+
+    def leftovers(self):
+        return sorted(os.listdir(self.stage))
+
+
+class Result:
+    def __init__(self, rc, json_out, stdout, stderr, elapsed):
+        self.rc, self.json, self.stdout, self.stderr, self.elapsed = rc, json_out, stdout, stderr, elapsed
+
+    @property
+    def code(self):
+        if self.json and not self.json.get("ok"):
+            return self.json["error"]["code"]
+        return None
+
+    @property
+    def output(self):
+        return self.json["result"]["output"]
+
+    def __repr__(self):
+        return f"Result(rc={self.rc}, stdout={self.stdout[:2000]!r}, stderr={self.stderr[-2000:]!r})"
+
+
+def cell_processes():
+    """Processes that belong to a cell or a launcher: none may outlive a run."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if cmd and (cmd[0] in (b"bwrap", b"/runtime/node", b"capsule-launcher", b"capsule-probe")):
+            found.append((int(pid), cmd))
+    return found
+
+
+def assert_failed_closed(res: Result, code: str, lab: Lab):
+    assert res.code == code, res
+    assert res.rc == (2 if code == "USAGE" else 1), res
+    assert "tools" not in res.json and "result" not in res.json, "nothing may be published"
+    assert res.stderr.startswith(f"capsule-host: {code}: "), res
+    assert lab.leftovers() == [], f"staging left behind: {lab.leftovers()}"
+    assert cell_processes() == [], f"cell processes survived: {cell_processes()}"

@@ -1,0 +1,164 @@
+"""Runs every case under attack-corpus/cases: each names its setup and its
+expected outcome (an exact error code, or what a contained hostile guest
+must report). Failing cases also prove nothing was published, left running
+or left in staging (assert_failed_closed)."""
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from capsule_lab import BIN, CORPUS, REPO, Lab, assert_failed_closed, cell_processes
+
+CASES = sorted((CORPUS / "cases").rglob("*.json"))
+HELPERS = REPO / "build" / "test-helpers"
+
+
+def case_id(path):
+    return str(path.relative_to(CORPUS / "cases")).removesuffix(".json")
+
+
+def fake_bwrap(mode):
+    exe = HELPERS / f"fake-bwrap-{mode}"
+    if not exe.exists():
+        HELPERS.mkdir(parents=True, exist_ok=True)
+        src = CORPUS / "tools" / "fake-bwrap.c"
+        subprocess.run(["cc", "-O1", "-o", str(exe), str(src)], check=True)
+    return exe
+
+
+def fake_node(lab, version):
+    d = lab.tmp / "fakenode"
+    d.mkdir()
+    subprocess.run(["cc", "-O1", f'-DVERSION="{version}"', "-o", str(d / "node"),
+                    str(CORPUS / "tools" / "fake-node.c")], check=True)
+    return d
+
+
+def host_with_fake_probe(lab, mode):
+    """A copy of the trusted binaries with a misbehaving capsule-probe."""
+    bindir = lab.tmp / "bin"
+    bindir.mkdir()
+    for name in ("capsule-host", "capsule-launcher"):
+        shutil.copy2(BIN / name, bindir / name)
+    shutil.copy2(BIN / "capsule-probe", bindir / "capsule-probe.real")
+    shutil.copy2(CORPUS / "probes" / "fake_probe.py", bindir / "capsule-probe")
+    (bindir / "probe-mode").write_text(mode)
+    return bindir / "capsule-host"
+
+
+def apply_layout(root, ws, lab, layout):
+    from capsule_lab import make_special
+    for item in layout:
+        path = root / item["path"]
+        if path.exists() or path.is_symlink():
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        s = make_special(path, item["type"], lab.subst(item.get("target"), root, ws),
+                         item.get("content", ""))
+        if s:
+            lab.keep.append(s)
+
+
+def materialize(case, lab):
+    if case.get("listen"):
+        import socket
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(8)
+        lab.keep.append(srv)
+        lab.vars["$PORT"] = str(srv.getsockname()[1])
+    for f in case.get("tmpFiles", []):
+        target = lab.tmp / f["path"]
+        if f.get("type", "file") == "file":
+            target.write_text(f.get("content", ""))
+            target.chmod(int(f.get("mode", "0644"), 8))
+        else:
+            from capsule_lab import make_special
+            make_special(target, f["type"], lab.subst(f.get("target"), lab.tmp, lab.tmp))
+    root, ws, entry = lab.capsule(
+        guest=case.get("guest", "echo"), params=case.get("params"),
+        manifest=case.get("manifest"), policy=case.get("policy"),
+        integrity=case.get("integrity", "auto"), workspace=case.get("workspace"),
+        capsule_config=case.get("capsuleConfig"), contributes=case.get("contributes"))
+    if "artifactPad" in case:
+        with open(root / "guest.mjs", "ab") as f:
+            f.write(b"\n//" + b"x" * case["artifactPad"] + b"\n")
+    if "manifestRaw" in case:
+        (root / "capsule.json").write_text(case["manifestRaw"])
+    if "manifestHex" in case:
+        (root / "capsule.json").write_bytes(bytes.fromhex(case["manifestHex"]))
+    if "manifestPad" in case:
+        with open(root / "capsule.json", "a") as f:
+            f.write(" " * case["manifestPad"])
+    apply_layout(root, ws, lab, case.get("layout", []))
+    capsules = [entry]
+    if case.get("duplicateCapsule"):
+        _, _, second = lab.capsule(guest=case.get("guest", "echo"), params=case.get("params"),
+                                   manifest={"id": "corpus.twin"})
+        capsules.append(second)
+    limits = lab.subst(dict(case.get("limits", {})), root, ws)
+    if "fakeBwrap" in case:
+        limits["bubblewrapCommand"] = str(fake_bwrap(case["fakeBwrap"]))
+    config = lab.config(capsules, **limits)
+    if "configPatch" in case:
+        data = json.loads(config.read_text())
+        data.update(lab.subst(case["configPatch"], root, ws))
+        config.write_text(json.dumps(data))
+    if "configRaw" in case:
+        config.write_text(case["configRaw"])
+    if "configPath" in case:
+        config = Path(lab.subst(case["configPath"], root, ws))
+    return root, ws, config
+
+
+@pytest.mark.parametrize("path", CASES, ids=[case_id(p) for p in CASES])
+def test_case(path, lab):
+    case = json.loads(path.read_text())
+    assert case.get("description"), "every case says what it attacks"
+    root, ws, config = materialize(case, lab)
+    command = case.get("command", "activate")
+    args = [command, "--config", config]
+    if "argv" in case:
+        args = case["argv"]
+    env = lab.subst(case.get("env", {}), root, ws)
+    if "fakeNode" in case:
+        env["PATH"] = f"{fake_node(lab, case['fakeNode'])}:{os.environ['PATH']}"
+    if command == "call":
+        args += [case.get("tool", "corpus_echo"), "--input",
+                 json.dumps(lab.subst(case.get("input", {}), root, ws))]
+    binary = host_with_fake_probe(lab, case["fakeProbe"]) if "fakeProbe" in case else None
+    res = lab.run(*args, env=env, binary=binary, timeout=case.get("timeout", 120))
+    expect = case["expect"]
+    if "code" in expect:
+        assert_failed_closed(res, expect["code"], lab)
+        for needle in expect.get("messageContains", []):
+            assert needle in res.json["error"]["message"], res
+        return
+    assert res.rc == 0 and res.json["ok"], res
+    if "tools" in expect:
+        assert [t["name"] for t in res.json["tools"]] == expect["tools"], res
+    if "isError" in expect:
+        assert res.json["result"]["isError"] == expect["isError"], res
+    for path, content in expect.get("files", {}).items():
+        assert Path(lab.subst(path, root, ws)).read_text() == content
+    if "output" in expect:
+        assert res.output == expect["output"], res
+    for key, want in expect.get("report", {}).items():
+        got = res.output.get(key)
+        assert got is not None, f"hostile guest did not report {key}: {res.output}"
+        for field, value in want.items():
+            if field == "detailExcludes":
+                assert all(v not in got.get("detail", "") for v in value), (key, got)
+            elif field == "detailIncludes":
+                assert all(v in got.get("detail", "") for v in value), (key, got)
+            elif field == "codeIn":
+                assert got.get("code") in value, (key, got)
+            else:
+                assert got.get(field) == value, (key, got)
+    assert lab.leftovers() == [], lab.leftovers()
+    assert cell_processes() == []
