@@ -120,6 +120,13 @@ def materialize(case, lab):
 def test_case(path, lab):
     case = json.loads(path.read_text())
     assert case.get("description"), "every case says what it attacks"
+    if "launch" in case:
+        from launcher_driver import run_launcher
+        rc, status = run_launcher(lab, case)
+        assert rc == 127 and status, (rc, status)
+        assert status["code"] == case["expect"]["code"], status
+        assert cell_processes() == []
+        return
     root, ws, config = materialize(case, lab)
     command = case.get("command", "activate")
     args = [command, "--config", config]

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs build and test dependencies on Debian 12 / Ubuntu 24.04 (as root,
+# or with sudo). Node.js must be 20.11 or newer: Debian 12 and Ubuntu 24.04
+# ship 18.x as "nodejs", so an older node is reported, never silently used.
+set -euo pipefail
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+packages=(bubblewrap build-essential pkg-config xxd libjansson-dev libssl-dev libarchive-dev
+          libseccomp-dev python3 python3-pytest)
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+version=$(node --version)
+major=${version#v}; major=${major%%.*}
+minor=${version#v*.}; minor=${minor%%.*}
+if [ "$major" -lt 20 ] || { [ "$major" -eq 20 ] && [ "$minor" -lt 11 ]; }; then
+  echo "install-deps: node $version is too old; dsh-capsule needs Node.js 20.11+ (permission model)." >&2
+  exit 1
+fi
+echo "install-deps: ok (bwrap $(bwrap --version | cut -d' ' -f2), node $version)"

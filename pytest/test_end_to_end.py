@@ -1,0 +1,276 @@
+"""Real cells, end to end: the shipped examples, the attestation report,
+persistence, races against the host's checks, descriptor leaks and an
+unprivileged user."""
+import json
+import os
+import pwd
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from capsule_lab import BIN, REPO, Lab, assert_failed_closed, cell_processes, guest_artifact, sha256
+
+EXAMPLES = REPO / "examples"
+
+
+def example_config(lab, echo_root=EXAMPLES / "echo-capsule", reader_root=EXAMPLES / "reader-capsule"):
+    return lab.config([
+        {"root": str(echo_root), "manifest": "capsule.json",
+         "policy": {"capsuleId": "example.echo", "tools": ["capsule_echo"],
+                    "promptSections": ["capsule.echo.guidance"], "grants": []}},
+        {"root": str(reader_root), "manifest": "capsule.json",
+         "workspaceRoot": str(reader_root / "workspace"),
+         "policy": {"capsuleId": "example.reader", "tools": ["capsule_read"], "promptSections": [],
+                    "grants": [{"kind": "workspace-read", "path": "reference/context.txt"}]}},
+    ])
+
+
+def test_examples_activate_publish_everything(lab):
+    res = lab.run("activate", "--config", example_config(lab))
+    assert res.rc == 0 and res.json["ok"], res
+    assert [(t["name"], t["capsuleId"]) for t in res.json["tools"]] == [
+        ("capsule_echo", "example.echo"), ("capsule_read", "example.reader")]
+    assert res.json["tools"][0]["inputSchema"]["required"] == ["text"]
+    assert [s["id"] for s in res.json["promptSections"]] == ["capsule.echo.guidance"]
+    assert lab.leftovers() == []
+
+
+def test_echo_example_call(lab):
+    res = lab.run("call", "--config", example_config(lab), "capsule_echo", "--input", '{"text":"hi there"}')
+    assert res.rc == 0, res
+    assert res.json["result"] == {"isError": False, "output": {"text": "hi there"}}
+
+
+def test_reader_example_reads_its_one_file(lab):
+    res = lab.run("call", "--config", example_config(lab), "capsule_read")
+    assert res.rc == 0, res
+    text = (EXAMPLES / "reader-capsule" / "workspace" / "reference" / "context.txt").read_text()
+    assert res.output == {"path": "reference/context.txt", "text": text}
+
+
+def test_examples_digests_match_manifests():
+    out = subprocess.run([str(EXAMPLES / "verify.sh")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_attestation_report(lab):
+    res = lab.run("attest")
+    assert res.rc == 0, res
+    a = res.json["attestation"]
+    assert a["world"]["node"] == a["host"]["node"]
+    assert a["world"]["sharedObjects"] == a["host"]["sharedObjects"]
+    assert a["world"]["mountNamespace"] == a["host"]["mountNamespace"]
+    assert a["cell"]["execPath"] == "/runtime/node"
+    assert a["cell"]["permissionModel"] is True
+    assert a["cell"]["version"] == a["world"]["nodeVersion"]
+    for ns in ("mnt", "pid", "net", "user", "ipc", "uts"):
+        own = os.readlink(f"/proc/self/ns/{ns}")
+        assert a["namespaces"][ns] != own, f"cell shares the host {ns} namespace"
+    assert re.fullmatch(r"[0-9a-f]{64}", a["cellProbeSha256"])
+    assert lab.leftovers() == []
+
+
+def hostile_config(lab, **limits):
+    _, ws, entry = lab.capsule(guest="hostile")
+    return lab.config([entry], **limits), ws
+
+
+def attack(lab, config, *attempts, env=None, **kw):
+    res = lab.run("call", "--config", config, "hostile_probe", "--input",
+                  json.dumps({"attempts": list(attempts)}), env=env, **kw)
+    assert res.rc == 0, res
+    return res.output
+
+
+def test_state_written_in_one_call_is_gone_in_the_next(lab):
+    config, _ = hostile_config(lab)
+    first = attack(lab, config, {"attack": "state-write"}, {"attack": "state-read", "label": "same-cell"})
+    assert first["state-write"]["ok"] and first["same-cell"]["detail"] == "from an earlier call"
+    second = attack(lab, config, {"attack": "state-read"})
+    assert second["state-read"] == {"ok": False, "code": "ENOENT", "message": second["state-read"]["message"]}
+
+
+def test_inherited_host_descriptor_is_not_visible(lab):
+    """The host is started with an open, non-CLOEXEC descriptor to a secret;
+    the guest enumerates and reads raw descriptors and must find nothing."""
+    config, _ = hostile_config(lab)
+    fd = os.open(lab.secret, os.O_RDONLY)
+    os.set_inheritable(fd, True)
+    try:
+        cmd = [str(BIN / "capsule-host"), "call", "--config", str(config), "hostile_probe", "--input",
+               json.dumps({"attempts": [{"attack": "read-fds"}, {"attack": "fds"}]})]
+        p = subprocess.run(cmd, capture_output=True, pass_fds=(fd,),
+                           env={"PATH": os.environ["PATH"], "TMPDIR": str(lab.stage)})
+    finally:
+        os.close(fd)
+    out = json.loads(p.stdout)["result"]["output"]
+    assert out["read-fds"]["detail"] == "[]"
+    assert "HOST-SECRET" not in p.stdout.decode()
+    assert '"type":"file"' not in out["fds"]["detail"]
+
+
+def test_timeout_kills_the_whole_cell(lab):
+    """A guest that ignores SIGTERM and spins is SIGKILLed after processGraceMs
+    and its PID namespace is joined: nothing of the cell survives."""
+    _, _, entry = lab.capsule(guest="raw", params={"script": {"call": [{"ignoreTerm": True}, {"busy": True}]}})
+    config = lab.config([entry], callTimeoutMs=800, processGraceMs=300)
+    res = lab.run("call", "--config", config, "corpus_raw")
+    assert_failed_closed(res, "CELL_CALL_TIMEOUT", lab)
+    assert res.elapsed < 5, res.elapsed
+
+
+def test_symlink_race_on_workspace_file_never_leaks_the_secret(lab):
+    """While calls run, the granted file is swapped with a symlink to a host
+    secret in a tight loop. Every call must either read the real file or fail
+    closed; the secret must never appear."""
+    _, ws, entry = lab.capsule(guest="hostile", manifest={"requests": [
+        {"kind": "workspace-read", "path": "reference/context.txt"}]},
+        workspace=[{"path": "reference/context.txt", "content": "genuine\n"}])
+    config = lab.config([entry])
+    target = ws / "reference" / "context.txt"
+    link = ws / "reference" / ".link"
+    keep = ws / "reference" / ".real"
+    stop = threading.Event()
+    swaps = [0]
+
+    def swapper():
+        while not stop.is_set():
+            os.symlink(lab.secret, link)
+            os.rename(target, keep)      # the real inode stays alive...
+            os.rename(link, target)      # ...a symlink to the secret takes its name
+            os.rename(keep, target)      # ...and the real inode comes back
+            swaps[0] += 1
+
+    t = threading.Thread(target=swapper)
+    t.start()
+    outcomes = {}
+    try:
+        for _ in range(25):
+            res = lab.run("call", "--config", config, "hostile_probe", "--input", json.dumps(
+                {"attempts": [{"attack": "read-file", "path": "/workspace/reference/context.txt", "label": "r"}]}))
+            assert "HOST-SECRET" not in res.stdout + res.stderr
+            key = res.code or ("read" if res.output["r"]["ok"] else res.output["r"]["code"])
+            if key == "CELL_EXITED":
+                # bwrap 0.8.0's --ro-bind-fd mounts the fd's current path and
+                # then re-checks the inode: a swap makes bwrap itself refuse.
+                assert "stderr: bwrap: " in res.json["error"]["message"], res
+                key = "bwrap-refused"
+            outcomes[key] = outcomes.get(key, 0) + 1
+            if res.code is None and res.output["r"]["ok"]:
+                assert res.output["r"]["detail"] == "genuine\n"
+    finally:
+        stop.set()
+        t.join()
+    assert swaps[0] > 100
+    allowed = {"read", "WORKSPACE_TARGET_INVALID", "LAUNCH_SOURCE_MISMATCH", "ENOENT", "bwrap-refused"}
+    assert set(outcomes) <= allowed, outcomes
+    assert cell_processes() == []
+
+
+def test_artifact_swap_race_executes_only_verified_bytes(lab):
+    """The artifact on disk flips between the pinned bytes and an evil
+    variant while activations run; whatever runs must be the pinned bytes."""
+    genuine = guest_artifact("lie", {"tools": [{"name": "corpus_echo", "description": "genuine"}]})
+    evil = guest_artifact("lie", {"tools": [{"name": "corpus_echo", "description": "evil!!!"}]})
+    assert len(genuine) == len(evil)
+    root, _, entry = lab.capsule(guest="lie", artifact=genuine)
+    config = lab.config([entry])
+    path = root / "guest.mjs"
+    stop = threading.Event()
+
+    def flipper():
+        while not stop.is_set():
+            for data in (evil, genuine):
+                with open(path, "r+b") as f:  # rewrite in place: same inode
+                    f.write(data)
+
+    t = threading.Thread(target=flipper)
+    t.start()
+    seen = {}
+    try:
+        for _ in range(25):
+            res = lab.run("activate", "--config", config)
+            if res.code:
+                assert res.code == "INTEGRITY_MISMATCH", res
+            else:
+                assert res.json["tools"][0]["description"] == "genuine", res
+            seen[res.code or "ok"] = seen.get(res.code or "ok", 0) + 1
+    finally:
+        stop.set()
+        t.join()
+    assert lab.leftovers() == []
+    assert set(seen) <= {"ok", "INTEGRITY_MISMATCH"}
+
+
+UNPRIV = "capsuletest"
+
+
+@pytest.fixture
+def unprivileged_user():
+    if os.geteuid() != 0:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    try:
+        pwd.getpwnam(UNPRIV)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", UNPRIV],
+                       check=True)
+    return UNPRIV
+
+
+def test_unprivileged_user_runs_echo_and_is_contained(tmp_path_factory, unprivileged_user):
+    """The same cells as an ordinary user: bwrap builds an unprivileged user
+    namespace, and the guest's uid is that user's, with no capabilities."""
+    base = Path(subprocess.check_output(["mktemp", "-d", "/tmp/capsule-unpriv-XXXXXX"], text=True).strip())
+    try:
+        base.chmod(0o755)
+        bindir = base / "bin"
+        shutil.copytree(BIN, bindir)
+        lab = Lab(base)
+        lab.stage.chmod(0o777)
+        _, _, echo = lab.capsule(guest="echo")
+        _, _, hostile = lab.capsule(guest="hostile")
+        for p in base.rglob("*"):
+            p.chmod(p.stat().st_mode | 0o755 if p.is_dir() else p.stat().st_mode | 0o644)
+        config = lab.config([echo, hostile])
+        config.chmod(0o644)
+        uid = pwd.getpwnam(unprivileged_user).pw_uid
+        res = lab.run("call", "--config", config, "corpus_echo", "--input", '{"text":"unpriv"}',
+                      user=unprivileged_user, binary=bindir / "capsule-host")
+        assert res.rc == 0, res
+        assert res.output == {"text": "unpriv"}
+        res = lab.run("call", "--config", config, "hostile_probe", "--input", json.dumps({"attempts": [
+            {"attack": "uid"}, {"attack": "read-file", "path": "/etc/passwd", "label": "passwd"},
+            {"attack": "spawn"}]}), user=unprivileged_user, binary=bindir / "capsule-host")
+        assert res.rc == 0, res
+        assert res.output["uid"]["detail"] == str(uid)
+        assert res.output["passwd"]["code"] == "ERR_ACCESS_DENIED"
+        assert res.output["spawn"]["code"] == "ERR_ACCESS_DENIED"
+        assert os.listdir(lab.stage) == []
+    finally:
+        shutil.rmtree(base)
+
+
+def test_errors_md_matches_the_code_list():
+    header = (REPO / "common" / "cap_error.h").read_text()
+    codes = re.findall(r"^\s+X\((\w+)\)", header, re.M)
+    doc = (REPO / "docs" / "ERRORS.md").read_text()
+    documented = re.findall(r"^### `(\w+)`", doc, re.M)
+    assert documented == codes, "docs/ERRORS.md must list every code, in order"
+
+
+def test_every_code_has_a_corpus_case():
+    header = (REPO / "common" / "cap_error.h").read_text()
+    codes = set(re.findall(r"^\s+X\((\w+)\)", header, re.M))
+    doc = (REPO / "docs" / "ERRORS.md").read_text()
+    sections = re.split(r"^### ", doc, flags=re.M)[1:]
+    exempt = {sec.split("`")[1] for sec in sections if "**No corpus case**" in sec}
+    covered = set()
+    for case in (REPO / "attack-corpus" / "cases").rglob("*.json"):
+        code = json.loads(case.read_text())["expect"].get("code")
+        if code:
+            covered.add(code)
+    assert codes - covered == exempt, f"codes without a case: {sorted(codes - covered - exempt)}"
