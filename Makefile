@@ -32,7 +32,7 @@ COMMON_LIB := $(BUILD)/libcapsule-common.a
 BIN := $(BUILD)/bin
 GEN_PROBE := $(BUILD)/gen/cell_probe_js.h
 
-.PHONY: all deps test test-fast examples verify-examples clean asan
+.PHONY: all deps test examples verify-examples clean asan fail-closed-matrix
 all: $(BIN)/capsule-host $(BIN)/capsule-launcher $(BIN)/capsule-probe
 
 $(BUILD)/obj/%.o: %.c $(wildcard common/*.h host/*.h launcher/*.h) $(GEN_PROBE)
@@ -66,12 +66,22 @@ deps:
 	./ci/install-deps.sh
 
 test: asan
-	CAPSULE_BIN=$(abspath build/asan/bin) $(PYTHON) -m pytest -p no:cacheprovider pytest $(PYTEST_ARGS)
+	CAPSULE_BIN=$(abspath build/asan/bin) CAPSULE_MATRIX_STRICT=1 $(PYTHON) -m pytest -p no:cacheprovider pytest $(PYTEST_ARGS)
+
+# Runs the corpus (ASan build) and prints code -> cases -> pass/fail;
+# fails on a documented code without a case or on any failing case.
+fail-closed-matrix: asan
+	CAPSULE_BIN=$(abspath build/asan/bin) CAPSULE_MATRIX_STRICT=1 $(PYTHON) -m pytest -q -p no:cacheprovider pytest/test_attack_corpus.py pytest/test_end_to_end.py -k "test_case or code" $(PYTEST_ARGS)
 
 examples:
 	./examples/build.sh
 
-verify-examples:
+verify-# Runs the corpus (ASan build) and prints code -> cases -> pass/fail;
+# fails on a documented code without a case or on any failing case.
+fail-closed-matrix: asan
+	CAPSULE_BIN=$(abspath build/asan/bin) CAPSULE_MATRIX_STRICT=1 $(PYTHON) -m pytest -q -p no:cacheprovider pytest/test_attack_corpus.py pytest/test_end_to_end.py -k "test_case or code" $(PYTEST_ARGS)
+
+examples:
 	./examples/verify.sh
 
 clean:

@@ -53,7 +53,7 @@ static cap_code describe_cell(host *h, loaded_capsule *cap, cap_error *err) {
   json_decref(reply);
   if (!rc) rc = cell_shutdown(&c, err);
   cap_code jr = cell_join(&c, err);
-  return rc ? rc : jr;
+  return jr ? jr : rc;
 }
 
 static cap_code check_unique_tools(const host *h, cap_error *err) {
@@ -193,7 +193,7 @@ cap_code host_call(host *h, const char *tool, const json_t *input, json_t **resu
   json_decref(reply);
   if (!rc) rc = cell_shutdown(&c, err);
   cap_code jr = cell_join(&c, err);
-  if (!rc) rc = jr;
+  if (jr) rc = jr;
   if (rc) {
     json_decref(*result);
     *result = NULL;

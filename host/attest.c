@@ -131,7 +131,7 @@ static cap_code world_phase(host *h, json_t *report, cap_error *err) {
   if (!rc) rc = check_world(h, reply, challenge, err);
   if (!rc) rc = cell_shutdown(&c, err);
   cap_code jr = cell_join(&c, err);
-  if (!rc) rc = jr;
+  if (jr) rc = jr;
   if (rc) {
     json_decref(reply);
     return as_attest_error(err, "world");
@@ -247,7 +247,7 @@ static cap_code cell_phase(host *h, json_t *report, cap_error *err) {
   if (!rc) rc = check_namespaces(&c, report, err);
   if (!rc) rc = cell_shutdown(&c, err);
   cap_code jr = cell_join(&c, err);
-  if (!rc) rc = jr;
+  if (jr) rc = jr;
   if (rc) {
     json_decref(reply);
     return as_attest_error(err, "cell");

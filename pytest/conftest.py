@@ -3,6 +3,8 @@ import subprocess
 
 import pytest
 
+pytest_plugins = ["matrix_plugin"]
+
 from capsule_lab import BIN, Lab, cell_processes
 
 

@@ -67,6 +67,13 @@ const ATTACKS = {
   "kill-pid1": () => { process.kill(1, "SIGKILL"); return "signalled"; },
   "kill-host": (a) => { process.kill(a.pid, "SIGTERM"); return "signalled"; },
   "uid": () => String(process.getuid()),
+  "fork-bomb": () => { for (let i = 0; i < 1000; i++) childProcess.spawn("/runtime/node", ["-e", "0"]); return "spawned 1000"; },
+  // Touched memory outside the V8 heap makes the kernel's teardown of the
+  // cell slow enough to outlast a tiny processGraceMs.
+  "hold-memory-and-hang": (a) => {
+    globalThis.__hold = Buffer.alloc(a.bytes).fill(1);
+    return new Promise(() => setInterval(() => {}, 1 << 30));
+  },
   "pid": () => String(process.pid),
 };
 
