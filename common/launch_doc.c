@@ -107,7 +107,8 @@ cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
     return err->code;
   }
   doc->json = root;
-  static const char *const keys[] = {"protocol", "bwrap", "tmpfsBytes", "node", "mounts", NULL};
+  static const char *const keys[] = {"protocol", "bwrap", "tmpfsBytes", "node", "seccompSha256",
+                                     "mounts", NULL};
   static const char *const bw_keys[] = {"path", "dev", "ino", NULL};
   static const char *const node_keys[] = {"permissionFlag", "maxOldSpaceSizeMb", "disableSigusr1", NULL};
   const char *protocol;
@@ -115,6 +116,13 @@ cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
   if (!sj_keys(root, keys, keys, CAP_E_LAUNCH_DOC_INVALID, "launch document", err) ||
       !sj_string(root, "protocol", &protocol, CAP_E_LAUNCH_DOC_INVALID, "launch document", err))
     goto fail;
+  if (!sj_string(root, "seccompSha256", &doc->seccomp_sha256, CAP_E_LAUNCH_DOC_INVALID,
+                 "launch document", err))
+    goto fail;
+  if (!digest_is_sha256_hex(doc->seccomp_sha256)) {
+    BAD("launch document: seccompSha256 is not 64 lowercase hex digits");
+    goto fail;
+  }
   if (strcmp(protocol, LAUNCH_DOC_PROTOCOL) != 0) {
     BAD("launch document: protocol must be %s", LAUNCH_DOC_PROTOCOL);
     goto fail;

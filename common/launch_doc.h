@@ -37,6 +37,7 @@ typedef struct {
   long long tmpfs_bytes;
   long long max_old_space_mb;
   const char *permission_flag; /* "--permission" or "--experimental-permission" */
+  const char *seccomp_sha256;  /* digest of the filter the host attested */
   bool disable_sigusr1;
   ld_mount mounts[LAUNCH_DOC_MAX_MOUNTS];
   size_t mount_count;

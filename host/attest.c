@@ -20,6 +20,7 @@
 #include "digest.h"
 #include "host.h"
 #include "launch_doc.h"
+#include "seccomp_policy.h"
 #include "strict_json.h"
 #include "subproc.h"
 
@@ -266,6 +267,7 @@ cap_code host_attest(host *h, cap_error *err) {
   if (runtime_scan(node.path, &h->node, err)) return err->code;
   if (runtime_which(h->cfg.bubblewrap_command, path, &h->bwrap, CAP_E_BWRAP_NOT_FOUND, err))
     return err->code;
+  if (seccomp_policy_digest(h->seccomp_sha256, err)) return err->code;
   json_t *report = json_object();
   json_object_set_new(report, "host", own_world());
   json_object_set_new(json_object_get(report, "host"), "node",
@@ -281,6 +283,7 @@ cap_code host_attest(host *h, cap_error *err) {
                       json_pack("{s:s,s:b,s:b}", "permission", h->permission_flag,
                                 "disableSigusr1", h->disable_sigusr1, "noAddons", 1));
   json_object_set_new(report, "cellProbeSha256", json_string(h->probe_js.sha256));
+  json_object_set_new(report, "seccompSha256", json_string(h->seccomp_sha256));
   h->attestation = report;
   return CAP_OK;
 }

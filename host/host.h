@@ -22,6 +22,7 @@ typedef struct {
   staging stg;
   staged_file probe_js;
   char node_version[64];
+  char seccomp_sha256[65];
   const char *permission_flag;
   bool disable_sigusr1;
   json_t *attestation;

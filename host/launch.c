@@ -33,11 +33,11 @@ char *host_launch_doc(const host *h, const staged_file *guest, const loaded_caps
                           (json_int_t)f->dev, "ino", (json_int_t)f->ino));
   }
   json_t *doc = json_pack(
-      "{s:s,s:{s:s,s:I,s:I},s:I,s:{s:s,s:I,s:b},s:o}", "protocol", LAUNCH_DOC_PROTOCOL, "bwrap",
+      "{s:s,s:{s:s,s:I,s:I},s:I,s:{s:s,s:I,s:b},s:s,s:o}", "protocol", LAUNCH_DOC_PROTOCOL, "bwrap",
       "path", h->bwrap.path, "dev", (json_int_t)h->bwrap.dev, "ino", (json_int_t)h->bwrap.ino,
       "tmpfsBytes", (json_int_t)h->cfg.limits.tmpfs_bytes, "node", "permissionFlag",
       h->permission_flag, "maxOldSpaceSizeMb", (json_int_t)h->cfg.limits.max_old_space_size_mb,
-      "disableSigusr1", h->disable_sigusr1, "mounts", mounts);
+      "disableSigusr1", h->disable_sigusr1, "seccompSha256", h->seccomp_sha256, "mounts", mounts);
   char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
   json_decref(doc);
   return text;

@@ -33,7 +33,7 @@ void argv_list_free(argv_list *list) {
   list->count = 0;
 }
 
-cap_code bwrap_argv_build(const launch_doc *doc, const int *mount_fds,
+cap_code bwrap_argv_build(const launch_doc *doc, const int *mount_fds, int seccomp_fd,
                           argv_list *l, cap_error *err) {
   static const char *const fixed[] = {
       "bwrap",
@@ -58,6 +58,7 @@ cap_code bwrap_argv_build(const launch_doc *doc, const int *mount_fds,
   /* The empty root itself becomes read-only once every mount point exists. */
   ok = ok && push(l, "--remount-ro") && push(l, "/");
   ok = ok && push(l, "--info-fd") && push_num(l, LAUNCHER_INFO_FD);
+  ok = ok && push(l, "--seccomp") && push_num(l, seccomp_fd);
   ok = ok && push(l, "--chdir") && push(l, "/tmp");
   /* "--" so that nothing after it can be read as a bwrap option. */
   ok = ok && push(l, "--") && push(l, LAUNCH_NODE_DEST);

@@ -2,6 +2,7 @@
  * bwrap with descriptor mounts only, an empty environment and no inherited
  * descriptors but the protocol pipes. See launcher_fds.h for the contract. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "launch_doc.h"
 #include "launcher_fds.h"
 #include "safe_open.h"
+#include "seccomp_policy.h"
 
 #define LAUNCHER_EXIT_FAILURE 127
 #define MAX_GUEST_BYTES (1u << 30)
@@ -81,8 +83,32 @@ static bool guest_digest_matches(int path_fd, const char *expected, cap_error *e
 
 static void keep_across_exec(int fd) { fcntl(fd, F_SETFD, 0); }
 
+/* Builds the cell filter and checks it is the one the host attested. */
+static int seccomp_fd_matching(const char *expected, cap_error *err) {
+  size_t len = 0;
+  int fd = seccomp_policy_memfd(&len, err);
+  if (fd < 0) return -1;
+  char *bpf = NULL;
+  size_t got = 0;
+  char hex[SHA256_HEX_LEN + 1];
+  bool ok = so_read_bounded(fd, len, &bpf, &got) == 0 && got == len &&
+            digest_sha256_hex(bpf, got, hex) && strcmp(hex, expected) == 0 &&
+            lseek(fd, 0, SEEK_SET) == 0;
+  free(bpf);
+  if (!ok) {
+    close(fd);
+    cap_fail(err, CAP_E_LAUNCH_DOC_INVALID,
+             "seccomp filter differs from the one the host attested (seccompSha256)");
+    return -1;
+  }
+  return fd;
+}
+
 int main(void) {
   cap_error err = {0};
+  /* Whatever the caller left open beyond the contract must not reach bwrap,
+   * which passes every inherited descriptor on to the cell. */
+  so_close_from(LAUNCHER_FIRST_FREE_FD);
   /* Status pipe closes itself on a successful exec. */
   if (fcntl(LAUNCHER_STATUS_FD, F_SETFD, FD_CLOEXEC) != 0) _exit(LAUNCHER_EXIT_FAILURE);
   char *text = NULL;
@@ -124,8 +150,11 @@ int main(void) {
     mount_fds[i] = fd;
   }
 
+  int seccomp_fd = seccomp_fd_matching(doc.seccomp_sha256, &err);
+  if (seccomp_fd < 0) report_and_exit(&err);
   argv_list argv;
-  if (bwrap_argv_build(&doc, mount_fds, &argv, &err) != CAP_OK) report_and_exit(&err);
+  if (bwrap_argv_build(&doc, mount_fds, seccomp_fd, &argv, &err) != CAP_OK) report_and_exit(&err);
+  keep_across_exec(seccomp_fd);
   for (size_t i = 0; i < doc.mount_count; i++) keep_across_exec(mount_fds[i]);
   launch_doc_free(&doc);
 

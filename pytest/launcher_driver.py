@@ -15,6 +15,14 @@ def identity(path):
     return {"dev": st.st_dev, "ino": st.st_ino}
 
 
+def seccomp_digest(lab):
+    """The digest the host attests: read from a real attestation report."""
+    if not hasattr(seccomp_digest, "value"):
+        res = lab.run("attest")
+        seccomp_digest.value = res.json["attestation"]["seccompSha256"]
+    return seccomp_digest.value
+
+
 def base_document(lab):
     guest = lab.tmp / "guest.mjs"
     guest.write_text("// launcher test artifact\n")
@@ -27,6 +35,7 @@ def base_document(lab):
         "protocol": "dsh-capsule-launch/0",
         "bwrap": {"path": bwrap, **identity(bwrap)},
         "tmpfsBytes": 1 << 20,
+        "seccompSha256": seccomp_digest(lab),
         "node": {"permissionFlag": "--experimental-permission", "maxOldSpaceSizeMb": 64,
                  "disableSigusr1": False},
         "mounts": [
@@ -121,3 +130,83 @@ def run_launcher(lab, case):
         p.kill()  # the launcher exec'd bwrap: the case failed open; stop the cell
     p.communicate(timeout=30)
     return p.returncode, json.loads(status) if status else None
+
+
+HELPER_SRC = "attack-corpus/tools/cell-helper.c"
+
+
+def helper_binary():
+    from capsule_lab import REPO
+    out = REPO / "build" / "test-helpers" / "cell-helper"
+    src = REPO / HELPER_SRC
+    if not out.exists() or out.stat().st_mtime < src.stat().st_mtime:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["cc", "-static", "-O1", "-o", str(out), str(src)], check=True)
+    return out
+
+
+def run_helper(lab, setup):
+    """Runs the native test helper as a cell's /runtime/node through the
+    real launcher. Returns (launcher status or None, helper report or None)."""
+    import fcntl
+    import pty
+    import socket
+    import termios
+    doc = base_document(lab)
+    helper = str(helper_binary())
+    doc["mounts"][0] = {"label": "runtime", "source": helper, "dest": "/runtime/node", **identity(helper)}
+    if setup.get("workspaceSocketIdentity"):
+        f = lab.tmp / "ws" / "ref" / "file.txt"
+        f.unlink()
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(str(f))
+        s.listen(1)
+        lab.keep.append(s)
+        doc["mounts"][2].update(identity(f))  # the document names the socket itself
+    doc_file = lab.tmp / "launch.json"
+    doc_file.write_text(json.dumps(doc))
+    doc_fd = os.open(doc_file, os.O_RDONLY)
+    status_r, status_w = os.pipe()
+    info_r, info_w = os.pipe()
+    secret_fd = os.open(lab.secret, os.O_RDONLY) if setup.get("inheritFd") else -1
+    master = slave = -1
+    if setup.get("controllingTty"):
+        master, slave = pty.openpty()
+
+    def wire():
+        if slave >= 0:
+            os.setsid()
+            fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+            os.dup2(slave, 0)
+        os.dup2(doc_fd, 3)
+        os.dup2(status_w, 4)
+        os.dup2(info_w, 5)
+        if secret_fd >= 0:
+            os.dup2(secret_fd, 9)  # inherited, not close-on-exec
+        for fd in range(6, 1024):
+            if fd != 9 or secret_fd < 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+    env = {"CAPSULE_CANARY": "leaked-host-environment"} if setup.get("canaryEnv") else {}
+    p = subprocess.Popen([str(BIN / "capsule-launcher")],
+                         stdin=None if slave >= 0 else subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                         preexec_fn=wire, close_fds=False)
+    for fd in (doc_fd, status_w, info_w, secret_fd, slave):
+        if fd >= 0:
+            os.close(fd)
+    out, err = p.communicate(timeout=30)
+    status = b""
+    while chunk := os.read(status_r, 4096):
+        status += chunk
+    os.close(status_r)
+    os.close(info_r)
+    if master >= 0:
+        os.close(master)
+    if status:
+        return json.loads(status), None
+    assert p.returncode == 0, (p.returncode, err.decode(errors="replace"))
+    return None, json.loads(out)

@@ -120,6 +120,25 @@ def materialize(case, lab):
 def test_case(path, lab):
     case = json.loads(path.read_text())
     assert case.get("description"), "every case says what it attacks"
+    if "helper" in case:
+        from launcher_driver import run_helper
+        status, report = run_helper(lab, case["helper"])
+        expect = case["expect"]
+        if "code" in expect:
+            assert status and status["code"] == expect["code"], (status, report)
+        else:
+            assert status is None, status
+            for key, want in expect["report"].items():
+                got = report[key]
+                for field, value in want.items():
+                    if field == "excludes":
+                        assert all(v not in json.dumps(got) for v in value), (key, got)
+                    elif field == "equals":
+                        assert got == value, (key, got)
+                    else:
+                        assert got.get(field) == value, (key, got)
+        assert cell_processes() == []
+        return
     if "launch" in case:
         from launcher_driver import run_launcher
         rc, status = run_launcher(lab, case)
