@@ -59,6 +59,8 @@
   X(DESCRIPTOR_CHANGED)                                                        \
   X(TOOL_NOT_FOUND)                                                            \
   X(INPUT_INVALID)                                                             \
+  X(BUSY)                                                                      \
+  X(CALL_CANCELLED)                                                            \
   X(INTERNAL)
 
 typedef enum {

@@ -18,6 +18,8 @@
 #include "subproc.h"
 
 #define PUMP_TIMEOUT 1
+
+volatile sig_atomic_t cell_cancel_requested;
 #define CELL_JOIN_HARD_LIMIT_MS 10000
 
 static void cell_init(cell *c, const host_limits *lim) {
@@ -206,6 +208,8 @@ static int pump(cell *c, long long deadline, cap_error *err) {
   if (!c->exited) i_pid = n, p[n++] = (struct pollfd){c->pidfd, POLLIN, 0};
   if (c->in_fd >= 0 && c->tx_off < c->tx_len)
     i_in = n, p[n++] = (struct pollfd){c->in_fd, POLLOUT, 0};
+  if (cell_cancel_requested)
+    return cap_fail(err, CAP_E_CALL_CANCELLED, "the call was cancelled by the client or shutdown");
   if (n == 0) return PUMP_TIMEOUT;
   long long left = deadline - mono_ms();
   if (left <= 0) return PUMP_TIMEOUT;

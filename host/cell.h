@@ -4,6 +4,7 @@
 #define CELL_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -32,6 +33,10 @@ typedef struct {
   int wait_status;
   bool joined;
 } cell;
+
+/* Set from a signal handler to abandon the current exchange: the next pump
+ * round fails with CALL_CANCELLED and the caller joins the cell. */
+extern volatile sig_atomic_t cell_cancel_requested;
 
 /* Starts capsule-launcher with the given launch document. */
 cap_code cell_start_launcher(cell *c, const char *launcher, const char *doc,

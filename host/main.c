@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "host.h"
+#include "serve.h"
 #include "strict_json.h"
 
 #define CAPSULE_HOST_VERSION "0.1.0"
@@ -53,7 +54,7 @@ static int usage(const char *why) {
   cap_error err = {0};
   cap_fail(&err, CAP_E_USAGE,
            "%s. Usage: capsule-host attest [--config F] | activate --config F | call --config F "
-           "TOOL [--input JSON]",
+           "TOOL [--input JSON] | serve --config F",
            why);
   return fail(&err);
 }
@@ -72,8 +73,8 @@ int main(int argc, char **argv) {
     else return usage("unexpected argument");
   }
   bool is_attest = strcmp(cmd, "attest") == 0, is_activate = strcmp(cmd, "activate") == 0,
-       is_call = strcmp(cmd, "call") == 0;
-  if (!is_attest && !is_activate && !is_call) return usage("unknown command");
+       is_call = strcmp(cmd, "call") == 0, is_serve = strcmp(cmd, "serve") == 0;
+  if (!is_attest && !is_activate && !is_call && !is_serve) return usage("unknown command");
   if (!is_attest && !config) return usage("--config is required");
   if (is_call && !tool) return usage("call needs a TOOL name");
 
@@ -92,7 +93,10 @@ int main(int argc, char **argv) {
     if (host_attest(&h, &err)) goto out;
     print_json(json_pack("{s:b,s:O}", "ok", 1, "attestation", h.attestation));
   } else if (host_activate(&h, &err) == CAP_OK) {
-    if (is_activate) {
+    if (is_serve) {
+      /* Activation failed closed above or succeeded whole: now serve. */
+      status = serve_run(&h);
+    } else if (is_activate) {
       json_t *reg = host_registry(&h);
       json_object_set_new(reg, "ok", json_true());
       json_object_set(reg, "attestation", h.attestation);

@@ -39,6 +39,16 @@ LIMIT_DEFAULTS = {
 }
 
 
+def expected_codes(case: dict) -> set:
+    """Every error code a corpus case expects: its outcome, or for serve
+    scenarios the codes its responses must carry."""
+    expect = case["expect"]
+    codes = {expect["code"]} if "code" in expect else set()
+    for want in expect.get("responses", {}).values():
+        codes |= {want[k] for k in ("errorData", "resultError") if k in want}
+    return codes
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -9,7 +9,7 @@ import re
 import time
 from collections import defaultdict
 
-from capsule_lab import CORPUS, REPO
+from capsule_lab import CORPUS, REPO, expected_codes
 
 OUTCOMES = {}
 STARTED = [None]
@@ -26,8 +26,8 @@ def case_codes():
     for path in sorted((CORPUS / "cases").rglob("*.json")):
         name = str(path.relative_to(CORPUS / "cases"))[:-5]
         families[name.split("/")[0]] += 1
-        code = json.loads(path.read_text())["expect"].get("code", "contained / ok")
-        by_code[code].append(name)
+        for code in expected_codes(json.loads(path.read_text())) or {"contained / ok"}:
+            by_code[code].append(name)
     return by_code, families
 
 

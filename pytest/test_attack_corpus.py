@@ -147,6 +147,25 @@ def test_case(path, lab):
         assert cell_processes() == []
         return
     root, ws, config = materialize(case, lab)
+    if "serve" in case:
+        from serve_driver import run_serve_case
+        rc, responses, stderr = run_serve_case(lab, config, case["serve"])
+        assert rc == 0, stderr
+        for rid, want in case["expect"]["responses"].items():
+            got = responses.get(int(rid))
+            if want.get("absent"):
+                assert got is None, got
+                continue
+            assert got is not None, (rid, responses, stderr)
+            if "errorData" in want:
+                assert got["error"]["data"]["code"] == want["errorData"], got
+            if "resultError" in want:
+                assert got["result"]["isError"] is True, got
+                assert got["result"]["_meta"]["dsh-capsule/error"]["code"] == want["resultError"], got
+            if want.get("ok"):
+                assert got["result"]["isError"] is False, got
+        assert lab.leftovers() == [] and cell_processes() == []
+        return
     command = case.get("command", "activate")
     args = [command, "--config", config]
     if "argv" in case:

@@ -1,0 +1,27 @@
+// Drives `capsule-host serve` with the official MCP TypeScript SDK client
+// (StdioClientTransport) and prints what it saw as one JSON object.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const [host, config] = process.argv.slice(2);
+const transport = new StdioClientTransport({ command: host, args: ["serve", "--config", config], stderr: "inherit" });
+const client = new Client({ name: "dsh-capsule-pytest", version: "1.0.0" });
+await client.connect(transport);
+const out = {
+  server: client.getServerVersion(),
+  instructions: client.getInstructions(),
+  tools: (await client.listTools()).tools,
+  echo: await client.callTool({ name: "capsule_echo", arguments: { text: "via the MCP SDK" } }),
+  read: await client.callTool({ name: "capsule_read", arguments: {} }),
+  badInput: await client.callTool({ name: "capsule_echo", arguments: { text: 42 } }),
+  prompts: (await client.listPrompts()).prompts,
+  prompt: await client.getPrompt({ name: "capsule.echo.guidance" }),
+  ping: await client.ping(),
+};
+try {
+  await client.callTool({ name: "no_such_tool", arguments: {} });
+} catch (e) {
+  out.unknownTool = String(e.message);
+}
+await client.close();
+console.log(JSON.stringify(out));

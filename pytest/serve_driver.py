@@ -1,0 +1,110 @@
+"""A raw JSON-RPC peer for `capsule-host serve`, for scenarios the SDK
+client cannot script (cancellation timing, shutdown with calls in flight,
+load)."""
+import json
+import os
+import select
+import subprocess
+import time
+
+from capsule_lab import BIN
+
+
+class Serve:
+    def __init__(self, lab, config, binary=None, extra_env=None):
+        self.stderr_path = lab.tmp / f"serve-stderr-{time.monotonic_ns()}.log"
+        self.stderr = open(self.stderr_path, "wb")
+        self.p = subprocess.Popen([str(binary or BIN / "capsule-host"), "serve", "--config", str(config)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
+                                  env={"PATH": os.environ["PATH"], "TMPDIR": str(lab.stage),
+                                       **(extra_env or {})})
+        self.buf = b""
+        self.responses = {}
+
+    def send(self, obj):
+        self.p.stdin.write((json.dumps(obj) + "\n").encode())
+        self.p.stdin.flush()
+
+    def recv(self, timeout=30.0):
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("no message from capsule-host serve")
+            r, _, _ = select.select([self.p.stdout], [], [], left)
+            if r:
+                chunk = os.read(self.p.stdout.fileno(), 65536)
+                if not chunk:
+                    return None
+                self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        msg = json.loads(line)
+        if "id" in msg:
+            assert msg["id"] not in self.responses, f"duplicate response for id {msg['id']}"
+            self.responses[msg["id"]] = msg
+        return msg
+
+    def recv_or_none(self, timeout):
+        """A message, or None if none arrived within timeout (EOF raises)."""
+        try:
+            msg = self.recv(timeout)
+        except TimeoutError:
+            return None
+        if msg is None:
+            raise EOFError("serve closed stdout")
+        return msg
+
+    def request(self, id, method, params=None):
+        self.send({"jsonrpc": "2.0", "id": id, "method": method, **({"params": params} if params else {})})
+        while id not in self.responses:
+            if self.recv() is None:
+                raise EOFError("serve closed stdout")
+        return self.responses[id]
+
+    def initialize(self):
+        r = self.request(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                           "clientInfo": {"name": "pytest", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return r
+
+    def call(self, id, tool, arguments=None):
+        self.send({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                   "params": {"name": tool, "arguments": arguments or {}}})
+
+    def close(self, timeout=30):
+        self.p.stdin.close()
+        while self.recv(timeout) is not None:
+            pass
+        rc = self.p.wait(timeout)
+        self.stderr.close()
+        return rc
+
+    def rss_kib(self):
+        for line in open(f"/proc/{self.p.pid}/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        return 0
+
+
+def run_serve_case(lab, config, spec):
+    s = Serve(lab, config)
+    s.initialize()
+    for step in spec["steps"]:
+        if "call" in step:
+            c = step["call"]
+            s.call(c["id"], c.get("tool", "corpus_raw"), c.get("input"))
+        elif "cancel" in step:
+            s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": step["cancel"], "reason": "test"}})
+        elif "sleepMs" in step:
+            end = time.monotonic() + step["sleepMs"] / 1000
+            while time.monotonic() < end:
+                r, _, _ = select.select([s.p.stdout], [], [], max(0, end - time.monotonic()))
+                if r and s.recv(1) is None:
+                    break
+        elif "ping" in step:
+            assert s.request(step["ping"], "ping")["result"] == {}
+        elif "terminate" in step:
+            s.p.terminate()
+    rc = s.close()
+    return rc, s.responses, s.stderr_path.read_text()
