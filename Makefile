@@ -3,6 +3,8 @@
 #   make               build build/bin/{capsule-host,capsule-launcher,capsule-probe}
 #   make test          build with ASan+UBSan into build/asan and run pytest
 #   make examples      rebuild examples with the pinned esbuild; make verify-examples
+#   make fuzz-smoke    every fuzz harness for FUZZ_SECONDS (30) under ASan/UBSan
+#   make fuzz CAMPAIGN=manifest / make fuzz-report   AFL++ campaign and its report
 
 CC ?= cc
 BUILD ?= build
@@ -32,7 +34,7 @@ COMMON_LIB := $(BUILD)/libcapsule-common.a
 BIN := $(BUILD)/bin
 GEN_PROBE := $(BUILD)/gen/cell_probe_js.h
 
-.PHONY: all deps test examples verify-examples clean asan fail-closed-matrix prove-fixes
+.PHONY: all deps test examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report
 all: $(BIN)/capsule-host $(BIN)/capsule-launcher $(BIN)/capsule-probe
 
 $(BUILD)/obj/%.o: %.c $(wildcard common/*.h host/*.h launcher/*.h) $(GEN_PROBE)
@@ -77,6 +79,17 @@ fail-closed-matrix: asan
 # corpus cases to fail there (they pass here).
 prove-fixes:
 	$(PYTHON) ci/prove_hazard_fixes.py
+
+# Fuzzing (fuzz/Makefile): libFuzzer, AFL++ persistent and replay builds.
+FUZZ_SECONDS ?= 30
+fuzz-build:
+	$(MAKE) -C fuzz build
+fuzz-smoke:
+	$(MAKE) -C fuzz smoke FUZZ_SECONDS=$(FUZZ_SECONDS)
+fuzz:
+	$(MAKE) -C fuzz campaign CAMPAIGN=$(CAMPAIGN)
+fuzz-report:
+	$(MAKE) -C fuzz report
 
 examples:
 	./examples/build.sh

@@ -18,6 +18,7 @@
 #include "cell.h"
 #include "cell_probe_js.h"
 #include "digest.h"
+#include "attest_report.h"
 #include "host.h"
 #include "launch_doc.h"
 #include "seccomp_policy.h"
@@ -32,17 +33,6 @@
   "/etc/apparmor.d/bwrap-userns-restrict (see README, 'Install')"
 
 static const char *const ns_names[] = {"mnt", "pid", "net", "user", "ipc", "uts", NULL};
-
-static json_t *own_world(void) {
-  char mnt[128] = "";
-  ssize_t n = readlink("/proc/self/ns/mnt", mnt, sizeof mnt - 1);
-  if (n > 0) mnt[n] = '\0';
-  struct stat root;
-  if (stat("/", &root) != 0) memset(&root, 0, sizeof root);
-  return json_pack("{s:s,s:{s:I,s:I},s:I,s:I}", "mountNamespace", mnt, "root", "dev",
-                   (json_int_t)root.st_dev, "ino", (json_int_t)root.st_ino, "uid",
-                   (json_int_t)getuid(), "gid", (json_int_t)getgid());
-}
 
 /* Maps cell failures of the probe phases onto attestation codes. */
 static cap_code as_attest_error(cap_error *err, const char *phase) {
@@ -60,44 +50,6 @@ static cap_code as_attest_error(cap_error *err, const char *phase) {
     snprintf(err->message, sizeof err->message, "%s", msg);
   }
   return c;
-}
-
-static cap_code mismatch(cap_error *err, const char *field) {
-  return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH,
-                  "world probe reports a different %s than the host sees", field);
-}
-
-static cap_code check_world(const host *h, const json_t *r, const char *challenge,
-                            cap_error *err) {
-  static const char *const keys[] = {"type", "challenge", "node", "nodeVersion", "bwrap",
-                                     "sharedObjects", "mountNamespace", "root", "uid", "gid",
-                                     NULL};
-  if (!sj_keys(r, keys, keys, CAP_E_ATTEST_OUTPUT_INVALID, "world report", err)) return err->code;
-  const char *got = json_string_value(json_object_get(r, "challenge"));
-  if (!got || strcmp(got, challenge) != 0)
-    return cap_fail(err, CAP_E_ATTEST_CHALLENGE_MISMATCH, "world probe did not echo the challenge");
-  json_t *mine = own_world();
-  json_t *node = runtime_identity_json(&h->node.executable);
-  json_t *bwrap = runtime_identity_json(&h->bwrap);
-  json_t *objs = runtime_objects_json(&h->node);
-  const char *bad = NULL;
-  if (!json_equal(node, json_object_get(r, "node"))) bad = "Node executable";
-  else if (!json_equal(bwrap, json_object_get(r, "bwrap"))) bad = "Bubblewrap executable";
-  else if (!json_equal(objs, json_object_get(r, "sharedObjects"))) bad = "shared-object set";
-  else if (!json_equal(json_object_get(mine, "mountNamespace"), json_object_get(r, "mountNamespace")))
-    bad = "mount namespace";
-  else if (!json_equal(json_object_get(mine, "root"), json_object_get(r, "root"))) bad = "root";
-  else if (!json_equal(json_object_get(mine, "uid"), json_object_get(r, "uid")) ||
-           !json_equal(json_object_get(mine, "gid"), json_object_get(r, "gid")))
-    bad = "uid/gid";
-  json_decref(mine);
-  json_decref(node);
-  json_decref(bwrap);
-  json_decref(objs);
-  if (bad) return mismatch(err, bad);
-  if (!json_is_string(json_object_get(r, "nodeVersion")))
-    return cap_fail(err, CAP_E_ATTEST_OUTPUT_INVALID, "world report lacks nodeVersion");
-  return CAP_OK;
 }
 
 /* Node 20.11+ is required (--disable-warning); 22.13+/23.5+ use the stable
@@ -129,7 +81,7 @@ static cap_code world_phase(host *h, json_t *report, cap_error *err) {
   cap_code rc = cell_send(&c, req, deadline, CAP_E_CELL_START_TIMEOUT, err);
   json_decref(req);
   if (!rc) rc = cell_expect(&c, "attest.world.result", deadline, CAP_E_CELL_START_TIMEOUT, &reply, err);
-  if (!rc) rc = check_world(h, reply, challenge, err);
+  if (!rc) rc = attest_check_world(h, reply, challenge, err);
   if (!rc) rc = cell_shutdown(&c, err);
   cap_code jr = cell_join(&c, err);
   if (jr) rc = jr;
@@ -143,44 +95,6 @@ static cap_code world_phase(host *h, json_t *report, cap_error *err) {
   json_object_del(reply, "challenge");
   json_object_set_new(report, "world", reply);
   return select_node_flags(h, err);
-}
-
-static bool mounted_dest(const host *h, const char *path) {
-  if (strcmp(path, LAUNCH_NODE_DEST) == 0) return true;
-  for (size_t i = 0; i < h->node.object_count; i++)
-    if (strcmp(h->node.objects[i].dest, path) == 0) return true;
-  return false;
-}
-
-static cap_code check_cell(const host *h, const json_t *r, const char *challenge, cap_error *err) {
-  static const char *const keys[] = {"type", "challenge", "version", "execPath", "sharedObjects",
-                                     "pid", "uid", "gid", "permissionModel", NULL};
-  if (!sj_keys(r, keys, keys, CAP_E_ATTEST_OUTPUT_INVALID, "cell report", err)) return err->code;
-  const char *got = json_string_value(json_object_get(r, "challenge"));
-  if (!got || strcmp(got, challenge) != 0)
-    return cap_fail(err, CAP_E_ATTEST_CHALLENGE_MISMATCH, "cell probe did not echo the challenge");
-  const char *version = json_string_value(json_object_get(r, "version"));
-  if (!version || strcmp(version, h->node_version) != 0)
-    return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "cell runs Node %s, host resolved %s",
-                    version ? version : "?", h->node_version);
-  const char *exec = json_string_value(json_object_get(r, "execPath"));
-  if (!exec || strcmp(exec, LAUNCH_NODE_DEST) != 0)
-    return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "cell Node is not %s", LAUNCH_NODE_DEST);
-  json_t *objs = json_object_get(r, "sharedObjects"), *o;
-  size_t i;
-  if (!json_is_array(objs))
-    return cap_fail(err, CAP_E_ATTEST_OUTPUT_INVALID, "cell report lacks sharedObjects");
-  json_array_foreach(objs, i, o) {
-    const char *p = json_string_value(o);
-    if (!p) return cap_fail(err, CAP_E_ATTEST_OUTPUT_INVALID, "bad sharedObjects entry");
-    if (p[0] != '/') continue; /* linux-vdso.so.1 has no file */
-    if (!mounted_dest(h, p))
-      return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH,
-                      "cell loaded %s, which is not a mounted runtime object", p);
-  }
-  if (!json_is_true(json_object_get(r, "permissionModel")))
-    return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "Node permission model is not active in the cell");
-  return CAP_OK;
 }
 
 /* The cell must live in namespaces of its own, not the host's. */
@@ -244,7 +158,7 @@ static cap_code cell_phase(host *h, json_t *report, cap_error *err) {
     if (classify_bwrap_failure(&c, &classified)) *err = classified;
     rc = err->code;
   }
-  if (!rc) rc = check_cell(h, reply, challenge, err);
+  if (!rc) rc = attest_check_cell(h, reply, challenge, err);
   if (!rc) rc = check_namespaces(&c, report, err);
   if (!rc) rc = cell_shutdown(&c, err);
   cap_code jr = cell_join(&c, err);
@@ -269,7 +183,7 @@ cap_code host_attest(host *h, cap_error *err) {
     return err->code;
   if (seccomp_policy_digest(h->seccomp_sha256, err)) return err->code;
   json_t *report = json_object();
-  json_object_set_new(report, "host", own_world());
+  json_object_set_new(report, "host", attest_own_world());
   json_object_set_new(json_object_get(report, "host"), "node",
                       runtime_identity_json(&h->node.executable));
   json_object_set_new(json_object_get(report, "host"), "bwrap", runtime_identity_json(&h->bwrap));

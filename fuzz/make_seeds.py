@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Builds the committed seed corpora from the examples and the attack
+corpus (manifests and configs materialised from the case patches, frames
+from the raw-guest scripts, launch documents from the launcher cases)."""
+import hashlib
+import json
+import struct
+import sys
+from pathlib import Path
+
+FUZZ = Path(__file__).resolve().parent
+REPO = FUZZ.parent
+sys.path.insert(0, str(REPO / "pytest"))
+from capsule_lab import LIMIT_DEFAULTS, merge  # noqa: E402
+
+CASES = [json.loads(p.read_text()) for p in sorted((REPO / "attack-corpus" / "cases").rglob("*.json"))]
+
+
+def write(harness, items):
+    d = FUZZ / "seeds" / harness
+    d.mkdir(parents=True, exist_ok=True)
+    for old in d.iterdir():
+        old.unlink()
+    seen = set()
+    for data in items:
+        data = data if isinstance(data, bytes) else data.encode()
+        name = hashlib.sha1(data).hexdigest()[:16]
+        if name not in seen and len(data) < 65536:
+            seen.add(name)
+            (d / name).write_bytes(data)
+    print(f"{harness}: {len(seen)} seeds")
+
+
+base_manifest = json.loads((REPO / "examples" / "echo-capsule" / "capsule.json").read_text())
+manifests = [(REPO / "examples" / n / "capsule.json").read_text() for n in ("echo-capsule", "reader-capsule")]
+for c in CASES:
+    if "manifestRaw" in c:
+        manifests.append(c["manifestRaw"])
+    elif "manifest" in c or "contributes" in c:
+        m = merge(base_manifest, c.get("manifest", {}))
+        if "contributes" in c:
+            m["contributes"] = c["contributes"]
+        manifests.append(json.dumps(m))
+write("manifest", manifests)
+
+policy = {"capsuleId": "example.echo", "tools": ["capsule_echo"], "promptSections": [], "grants": []}
+configs = [json.dumps({**LIMIT_DEFAULTS, "capsules": [{"root": "/srv/capsule", "policy": policy}]})]
+for c in CASES:
+    if "configRaw" in c:
+        configs.append(c["configRaw"])
+    entry = merge({"root": "/srv/capsule", "manifest": "capsule.json", "workspaceRoot": "/srv/ws",
+                   "policy": merge(policy, c.get("policy", {}))}, c.get("capsuleConfig", {}))
+    cfg = {**LIMIT_DEFAULTS, **c.get("limits", {}), "capsules": [entry], **c.get("configPatch", {})}
+    configs.append(json.dumps(cfg))
+write("config", configs)
+
+describe = {"type": "describe.result",
+            "tools": [{"name": "capsule_echo", "description": "Echo.", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+                      {"name": "other_tool", "description": "Other.", "inputSchema": {"type": "object"}}],
+            "promptSections": [{"id": "fuzz.section", "text": "Guidance."}]}
+messages = [json.dumps(describe), json.dumps({"type": "call.result", "isError": False, "output": {"a": [1, 2]}}),
+            json.dumps({"type": "call.result", "isError": True, "message": "boom"})]
+for c in CASES:
+    for actions in c.get("params", {}).get("script", {}).values():
+        if isinstance(actions, list):
+            for a in actions:
+                if "send" in a:
+                    messages.append(json.dumps(a["send"]))
+                if "bodyText" in a:
+                    messages.append(a["bodyText"])
+write("guest_messages", messages)
+
+
+def frame(body):
+    body = body.encode() if isinstance(body, str) else body
+    return struct.pack(">I", len(body)) + body
+
+
+frames = [b"\x00" + frame(m) for m in messages] + [b"\x05" + frame(messages[0]) + frame(messages[1])]
+for c in CASES:
+    for actions in c.get("params", {}).get("script", {}).values():
+        if isinstance(actions, list):
+            for a in actions:
+                if "hex" in a:
+                    frames.append(b"\x03" + bytes.fromhex(a["hex"]))
+                if "bodyHex" in a:
+                    frames.append(b"\x01" + frame(bytes.fromhex(a["bodyHex"])))
+write("frame", frames)
+
+doc = {"protocol": "dsh-capsule-launch/0", "bwrap": {"path": "/usr/bin/bwrap", "dev": 1, "ino": 2},
+       "tmpfsBytes": 1 << 20, "seccompSha256": "0" * 64,
+       "node": {"permissionFlag": "--experimental-permission", "maxOldSpaceSizeMb": 64, "disableSigusr1": False},
+       "mounts": [{"label": "runtime", "source": "/usr/bin/node", "dest": "/runtime/node", "dev": 1, "ino": 3},
+                  {"label": "runtime", "source": "/usr/lib/x86_64-linux-gnu/libc.so.6", "dest": "/lib/x86_64-linux-gnu/libc.so.6", "dev": 1, "ino": 4},
+                  {"label": "guest", "source": "/tmp/s/guest-0.mjs", "dest": "/guest/guest.mjs", "dev": 1, "ino": 5, "sha256": "a" * 64},
+                  {"label": "workspace-read", "root": "/ws", "path": "ref/file.txt", "dest": "/workspace/ref/file.txt", "dev": 1, "ino": 6}]}
+docs = [json.dumps(doc)]
+for c in CASES:
+    for m in c.get("launch", {}).get("mutations", []):
+        d = json.loads(json.dumps(doc))
+        if m["kind"] == "patch":
+            d = merge(d, m["patch"])
+        elif m["kind"] == "mount":
+            d["mounts"][m["index"]] = merge(d["mounts"][m["index"]], m["patch"])
+        elif m["kind"] == "add-mount":
+            d["mounts"].append(m["mount"])
+        docs.append(json.dumps(d))
+write("launch_doc", docs)
+
+world = {"type": "attest.world.result", "challenge": "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+         "node": {"path": "/usr/bin/node", "dev": 1, "ino": 2, "size": 3, "mtimeNs": 0}, "nodeVersion": "v20.20.2",
+         "bwrap": {"path": "/usr/bin/bwrap", "dev": 0, "ino": 0, "size": 0, "mtimeNs": 0}, "sharedObjects": [],
+         "mountNamespace": "mnt:[4026531832]", "root": {"dev": 1, "ino": 2}, "uid": 0, "gid": 0}
+cellr = {"type": "attest.result", "challenge": world["challenge"], "version": "v20.20.2", "execPath": "/runtime/node",
+         "sharedObjects": ["linux-vdso.so.1", "/lib/x86_64-linux-gnu/libc.so.6"], "pid": 2, "uid": 0, "gid": 0,
+         "permissionModel": True}
+write("attest_report", [b"\x01" + json.dumps(world).encode(), b"\x00" + json.dumps(cellr).encode()])
+
+schemas = [[{"type": "object", "properties": {"text": {"type": "string", "maxLength": 10}}, "required": ["text"],
+             "additionalProperties": False}, {"text": "hi"}],
+           [{"type": "object", "properties": {"n": {"type": ["integer", "null"], "minimum": 0, "maximum": 9},
+                                              "xs": {"type": "array", "items": {"enum": [1, "a", None]}, "maxItems": 3}}},
+            {"n": 3, "xs": [1, "a"]}],
+           [{"type": "object", "additionalProperties": {"const": True}}, {"a": True}]]
+for c in CASES:
+    for t in c.get("params", {}).get("tools", []) or []:
+        if "inputSchema" in t:
+            schemas.append([t["inputSchema"], {}])
+write("schema", [json.dumps(s) for s in schemas])

@@ -1,0 +1,98 @@
+/* Checks of the two attestation proofs against the host's own view: pure
+ * functions of their input, so the fuzzers can drive them directly. */
+#include "attest_report.h"
+
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "launch_doc.h"
+#include "strict_json.h"
+
+json_t *attest_own_world(void) {
+  char mnt[128] = "";
+  ssize_t n = readlink("/proc/self/ns/mnt", mnt, sizeof mnt - 1);
+  if (n > 0) mnt[n] = '\0';
+  struct stat root;
+  if (stat("/", &root) != 0) memset(&root, 0, sizeof root);
+  return json_pack("{s:s,s:{s:I,s:I},s:I,s:I}", "mountNamespace", mnt, "root", "dev",
+                   (json_int_t)root.st_dev, "ino", (json_int_t)root.st_ino, "uid",
+                   (json_int_t)getuid(), "gid", (json_int_t)getgid());
+}
+
+static cap_code mismatch(cap_error *err, const char *field) {
+  return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH,
+                  "world probe reports a different %s than the host sees", field);
+}
+
+cap_code attest_check_world(const host *h, const json_t *r, const char *challenge,
+                            cap_error *err) {
+  static const char *const keys[] = {"type", "challenge", "node", "nodeVersion", "bwrap",
+                                     "sharedObjects", "mountNamespace", "root", "uid", "gid",
+                                     NULL};
+  if (!sj_keys(r, keys, keys, CAP_E_ATTEST_OUTPUT_INVALID, "world report", err)) return err->code;
+  const char *got = json_string_value(json_object_get(r, "challenge"));
+  if (!got || strcmp(got, challenge) != 0)
+    return cap_fail(err, CAP_E_ATTEST_CHALLENGE_MISMATCH, "world probe did not echo the challenge");
+  json_t *mine = attest_own_world();
+  json_t *node = runtime_identity_json(&h->node.executable);
+  json_t *bwrap = runtime_identity_json(&h->bwrap);
+  json_t *objs = runtime_objects_json(&h->node);
+  const char *bad = NULL;
+  if (!json_equal(node, json_object_get(r, "node"))) bad = "Node executable";
+  else if (!json_equal(bwrap, json_object_get(r, "bwrap"))) bad = "Bubblewrap executable";
+  else if (!json_equal(objs, json_object_get(r, "sharedObjects"))) bad = "shared-object set";
+  else if (!json_equal(json_object_get(mine, "mountNamespace"), json_object_get(r, "mountNamespace")))
+    bad = "mount namespace";
+  else if (!json_equal(json_object_get(mine, "root"), json_object_get(r, "root"))) bad = "root";
+  else if (!json_equal(json_object_get(mine, "uid"), json_object_get(r, "uid")) ||
+           !json_equal(json_object_get(mine, "gid"), json_object_get(r, "gid")))
+    bad = "uid/gid";
+  json_decref(mine);
+  json_decref(node);
+  json_decref(bwrap);
+  json_decref(objs);
+  if (bad) return mismatch(err, bad);
+  if (!json_is_string(json_object_get(r, "nodeVersion")))
+    return cap_fail(err, CAP_E_ATTEST_OUTPUT_INVALID, "world report lacks nodeVersion");
+  return CAP_OK;
+}
+
+static bool mounted_dest(const host *h, const char *path) {
+  if (strcmp(path, LAUNCH_NODE_DEST) == 0) return true;
+  for (size_t i = 0; i < h->node.object_count; i++)
+    if (strcmp(h->node.objects[i].dest, path) == 0) return true;
+  return false;
+}
+
+cap_code attest_check_cell(const host *h, const json_t *r, const char *challenge, cap_error *err) {
+  static const char *const keys[] = {"type", "challenge", "version", "execPath", "sharedObjects",
+                                     "pid", "uid", "gid", "permissionModel", NULL};
+  if (!sj_keys(r, keys, keys, CAP_E_ATTEST_OUTPUT_INVALID, "cell report", err)) return err->code;
+  const char *got = json_string_value(json_object_get(r, "challenge"));
+  if (!got || strcmp(got, challenge) != 0)
+    return cap_fail(err, CAP_E_ATTEST_CHALLENGE_MISMATCH, "cell probe did not echo the challenge");
+  const char *version = json_string_value(json_object_get(r, "version"));
+  if (!version || strcmp(version, h->node_version) != 0)
+    return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "cell runs Node %s, host resolved %s",
+                    version ? version : "?", h->node_version);
+  const char *exec = json_string_value(json_object_get(r, "execPath"));
+  if (!exec || strcmp(exec, LAUNCH_NODE_DEST) != 0)
+    return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "cell Node is not %s", LAUNCH_NODE_DEST);
+  json_t *objs = json_object_get(r, "sharedObjects"), *o;
+  size_t i;
+  if (!json_is_array(objs))
+    return cap_fail(err, CAP_E_ATTEST_OUTPUT_INVALID, "cell report lacks sharedObjects");
+  json_array_foreach(objs, i, o) {
+    const char *p = json_string_value(o);
+    if (!p) return cap_fail(err, CAP_E_ATTEST_OUTPUT_INVALID, "bad sharedObjects entry");
+    if (p[0] != '/') continue; /* linux-vdso.so.1 has no file */
+    if (!mounted_dest(h, p))
+      return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH,
+                      "cell loaded %s, which is not a mounted runtime object", p);
+  }
+  if (!json_is_true(json_object_get(r, "permissionModel")))
+    return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "Node permission model is not active in the cell");
+  return CAP_OK;
+}
+

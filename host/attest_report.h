@@ -1,0 +1,20 @@
+/* Validation of attestation reports (world probe and cell probe). */
+#ifndef ATTEST_REPORT_H
+#define ATTEST_REPORT_H
+
+#include <jansson.h>
+
+#include "cap_error.h"
+#include "host.h"
+
+/* This process's mount namespace, root identity, uid and gid. */
+json_t *attest_own_world(void);
+/* A world report must echo the challenge and match the host's view. */
+cap_code attest_check_world(const host *h, const json_t *report, const char *challenge,
+                            cap_error *err);
+/* A cell report must echo the challenge, run the attested Node from
+ * /runtime/node, load only mounted objects and have the permission model. */
+cap_code attest_check_cell(const host *h, const json_t *report, const char *challenge,
+                           cap_error *err);
+
+#endif
