@@ -34,7 +34,7 @@ COMMON_LIB := $(BUILD)/libcapsule-common.a
 BIN := $(BUILD)/bin
 GEN_PROBE := $(BUILD)/gen/cell_probe_js.h
 
-.PHONY: all deps test examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report
+.PHONY: all deps test examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report bench
 all: $(BIN)/capsule-host $(BIN)/capsule-launcher $(BIN)/capsule-probe
 
 $(BUILD)/obj/%.o: %.c $(wildcard common/*.h host/*.h launcher/*.h) $(GEN_PROBE)
@@ -90,6 +90,12 @@ fuzz:
 	$(MAKE) -C fuzz campaign CAMPAIGN=$(CAMPAIGN)
 fuzz-report:
 	$(MAKE) -C fuzz report
+
+# Benchmarks, not tests: interleaved side-by-side runs, ratios printed and
+# written to build/bench.md (BENCH_RUNS=30).
+bench: all
+	$(MAKE) -s -C bench
+	$(PYTHON) bench/bench.py
 
 examples:
 	./examples/build.sh

@@ -54,6 +54,9 @@ static cap_code describe_cell(host *h, loaded_capsule *cap, cap_error *err) {
   json_decref(reply);
   if (!rc) rc = cell_shutdown(&c, err);
   cap_code jr = cell_join(&c, err);
+  char key[64];
+  snprintf(key, sizeof key, "describe:%s", cap->m.id);
+  json_object_set_new(h->timings, key, cell_timings_json(&c));
   return jr ? jr : rc;
 }
 
@@ -77,16 +80,20 @@ static cap_code check_unique_tools(const host *h, cap_error *err) {
 cap_code host_activate(host *h, cap_error *err) {
   h->caps = calloc(h->cfg.capsule_count ? h->cfg.capsule_count : 1, sizeof *h->caps);
   if (!h->caps) return cap_fail(err, CAP_E_INTERNAL, "out of memory");
+  if (!h->timings) h->timings = json_object();
+  long long t0 = mono_ms();
   /* Static checks for every capsule first: nothing runs if any is wrong. */
   for (size_t i = 0; i < h->cfg.capsule_count; i++) {
     h->cap_count = i + 1;
     if (capsule_load(&h->cfg.capsules[i], &h->cfg.limits, &h->stg, i, &h->caps[i], err))
       return err->code;
   }
+  json_object_set_new(h->timings, "staticChecksMs", json_integer(mono_ms() - t0));
   if (host_attest(h, err)) return err->code;
   for (size_t i = 0; i < h->cap_count; i++)
     if (describe_cell(h, &h->caps[i], err)) return err->code;
   if (check_unique_tools(h, err)) return err->code;
+  json_object_set_new(h->timings, "activationMs", json_integer(mono_ms() - t0));
   h->activated = true;
   return CAP_OK;
 }
@@ -167,6 +174,7 @@ cap_code host_call(host *h, const char *tool, const json_t *input, json_t **resu
   if (!rc) rc = cell_shutdown(&c, err);
   cap_code jr = cell_join(&c, err);
   if (jr) rc = jr;
+  if (h->timings) json_object_set_new(h->timings, "call", cell_timings_json(&c));
   if (rc) {
     json_decref(*result);
     *result = NULL;
@@ -180,6 +188,8 @@ void host_close(host *h) {
   h->caps = NULL;
   json_decref(h->attestation);
   h->attestation = NULL;
+  json_decref(h->timings);
+  h->timings = NULL;
   staging_remove(&h->stg);
   config_free(&h->cfg);
 }

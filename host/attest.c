@@ -89,6 +89,7 @@ static cap_code world_phase(host *h, json_t *report, cap_error *err) {
     json_decref(reply);
     return as_attest_error(err, "world");
   }
+  json_object_set_new(h->timings, "worldProbe", cell_timings_json(&c));
   snprintf(h->node_version, sizeof h->node_version, "%s",
            json_string_value(json_object_get(reply, "nodeVersion")));
   json_object_del(reply, "type");
@@ -170,11 +171,14 @@ static cap_code cell_phase(host *h, json_t *report, cap_error *err) {
   json_object_del(reply, "type");
   json_object_del(reply, "challenge");
   json_object_set_new(report, "cell", reply);
+  json_object_set_new(h->timings, "cellProbe", cell_timings_json(&c));
   return CAP_OK;
 }
 
 cap_code host_attest(host *h, cap_error *err) {
   if (h->attestation) return CAP_OK;
+  if (!h->timings) h->timings = json_object();
+  long long t0 = mono_ms();
   const char *path = getenv("PATH");
   file_identity node;
   if (runtime_which("node", path, &node, CAP_E_RUNTIME_NOT_FOUND, err)) return err->code;
@@ -182,6 +186,7 @@ cap_code host_attest(host *h, cap_error *err) {
   if (runtime_which(h->cfg.bubblewrap_command, path, &h->bwrap, CAP_E_BWRAP_NOT_FOUND, err))
     return err->code;
   if (seccomp_policy_digest(h->seccomp_sha256, err)) return err->code;
+  json_object_set_new(h->timings, "resolveMs", json_integer(mono_ms() - t0));
   json_t *report = json_object();
   json_object_set_new(report, "host", attest_own_world());
   json_object_set_new(json_object_get(report, "host"), "node",

@@ -48,6 +48,7 @@ static void set_nonblock(int fd) {
 }
 
 static cap_code start(cell *c, const char *exe, int doc_fd, bool launcher, cap_error *err) {
+  c->t_spawn = mono_ms();
   int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, st[2] = {-1, -1},
       info[2] = {-1, -1};
   cap_code rc = make_pipe(in, err);
@@ -107,6 +108,7 @@ static void parse_info(cell *c) {
   json_t *pid = json_object_get(v, "child-pid");
   if (json_is_integer(pid) && json_integer_value(pid) > 1) {
     c->init_pid = (pid_t)json_integer_value(pid);
+    c->t_sandbox = mono_ms();
     c->init_pidfd = (int)syscall(SYS_pidfd_open, c->init_pid, 0);
     if (c->init_pidfd >= 0) fcntl(c->init_pidfd, F_SETFD, FD_CLOEXEC);
   }
@@ -120,6 +122,7 @@ static void reap(cell *c) {
   if (r == c->pid) {
     c->exited = true;
     c->wait_status = status;
+    c->t_exit = mono_ms();
   }
 }
 
@@ -219,8 +222,10 @@ static int pump(cell *c, long long deadline, cap_error *err) {
   if (r == 0) return mono_ms() >= deadline ? PUMP_TIMEOUT : CAP_OK;
   if (i_out >= 0 && p[i_out].revents && drain_stdout(c, err)) return err->code;
   if (i_err >= 0 && p[i_err].revents && drain_stderr(c, err)) return err->code;
-  if (i_st >= 0 && p[i_st].revents)
+  if (i_st >= 0 && p[i_st].revents) {
     read_small(&c->status_fd, c->status_buf, sizeof c->status_buf, &c->status_len);
+    if (c->status_fd < 0 && !c->status_len) c->t_exec = mono_ms();
+  }
   if (i_info >= 0 && p[i_info].revents) {
     read_small(&c->info_fd, c->info_buf, sizeof c->info_buf, &c->info_len);
     if (c->info_fd < 0) parse_info(c);
@@ -253,6 +258,16 @@ void cell_stderr_tail(const cell *c, char *out, size_t cap) {
 }
 
 bool cell_has_init(const cell *c) { return c->init_pid > 0; }
+
+static long long span(long long from, long long to) { return from && to ? to - from : -1; }
+
+json_t *cell_timings_json(const cell *c) {
+  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "launcherMs", span(c->t_spawn, c->t_exec),
+                   "bwrapSetupMs", span(c->t_exec, c->t_sandbox), "nodeToFirstFrameMs",
+                   span(c->t_sandbox, c->t_first_frame), "exchangeMs",
+                   span(c->t_first_frame, c->t_exit), "joinMs", span(c->t_exit, c->t_joined),
+                   "totalMs", span(c->t_spawn, c->t_joined));
+}
 
 static cap_code exited_early(cell *c, cap_error *err) {
   /* Give the process a moment to be reaped so the status is meaningful. */
@@ -298,7 +313,10 @@ cap_code cell_recv(cell *c, long long deadline, cap_code timeout_code, json_t **
   for (;;) {
     frame_status fs = frame_next(&c->rx, (size_t)c->lim->max_frame_bytes, &c->frame_limits,
                                  out, err);
-    if (fs == FRAME_READY) return CAP_OK;
+    if (fs == FRAME_READY) {
+      if (!c->t_first_frame) c->t_first_frame = mono_ms();
+      return CAP_OK;
+    }
     if (fs == FRAME_ERROR) return err->code;
     if (c->status_fd < 0 && c->status_len) return launcher_failure(c, err);
     if (c->out_fd < 0 && c->status_fd < 0) {
@@ -418,6 +436,7 @@ cap_code cell_join(cell *c, cap_error *err) {
                     mono_ms() - killed_at, cause);
     }
   }
+  c->t_joined = mono_ms();
   close_fd(&c->init_pidfd);
   close_fd(&c->pidfd);
   close_fd(&c->out_fd);

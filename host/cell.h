@@ -32,6 +32,8 @@ typedef struct {
   bool exited;
   int wait_status;
   bool joined;
+  /* Monotonic milestones (ms) for --timings and the benchmarks. */
+  long long t_spawn, t_exec, t_sandbox, t_first_frame, t_exit, t_joined;
 } cell;
 
 /* Set from a signal handler to abandon the current exchange: the next pump
@@ -59,6 +61,9 @@ cap_code cell_shutdown(cell *c, cap_error *err);
 /* Joins the whole process tree (SIGTERM, processGraceMs, SIGKILL) and
  * frees everything. Safe to call twice. */
 cap_code cell_join(cell *c, cap_error *err);
+
+/* {"launcherMs","bwrapSetupMs","nodeToFirstFrameMs","exchangeMs","joinMs","totalMs"}. */
+json_t *cell_timings_json(const cell *c);
 
 /* Printable tail of the cell's stderr for error messages. */
 void cell_stderr_tail(const cell *c, char *out, size_t cap);

@@ -29,6 +29,7 @@ typedef struct {
   loaded_capsule *caps;
   size_t cap_count;
   bool activated;
+  json_t *timings; /* phase timings (ms) of the last activation and call */
 } host;
 
 /* Loads config (NULL: defaults), finds helpers, creates staging. */

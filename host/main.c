@@ -62,6 +62,7 @@ static int usage(const char *why) {
 int main(int argc, char **argv) {
   if (argc < 2) return usage("missing command");
   const char *cmd = argv[1], *config = NULL, *tool = NULL, *input_text = "{}";
+  bool timings = false;
   if (strcmp(cmd, "--version") == 0) {
     puts(CAPSULE_HOST_VERSION);
     return 0;
@@ -69,6 +70,7 @@ int main(int argc, char **argv) {
   for (int i = 2; i < argc; i++) {
     if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) config = argv[++i];
     else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc) input_text = argv[++i];
+    else if (strcmp(argv[i], "--timings") == 0) timings = true;
     else if (argv[i][0] != '-' && !tool && strcmp(cmd, "call") == 0) tool = argv[i];
     else return usage("unexpected argument");
   }
@@ -100,11 +102,15 @@ int main(int argc, char **argv) {
       json_t *reg = host_registry(&h);
       json_object_set_new(reg, "ok", json_true());
       json_object_set(reg, "attestation", h.attestation);
+      if (timings) json_object_set(reg, "timingsMs", h.timings);
       print_json(reg);
     } else {
       json_t *result = NULL;
-      if (host_call(&h, tool, input, &result, &err) == CAP_OK)
-        print_json(json_pack("{s:b,s:s,s:o}", "ok", 1, "tool", tool, "result", result));
+      if (host_call(&h, tool, input, &result, &err) == CAP_OK) {
+        json_t *out = json_pack("{s:b,s:s,s:o}", "ok", 1, "tool", tool, "result", result);
+        if (timings) json_object_set(out, "timingsMs", h.timings);
+        print_json(out);
+      }
     }
   }
 out:

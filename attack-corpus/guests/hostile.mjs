@@ -67,6 +67,7 @@ const ATTACKS = {
   "kill-pid1": () => { process.kill(1, "SIGKILL"); return "signalled"; },
   "kill-host": (a) => { process.kill(a.pid, "SIGTERM"); return "signalled"; },
   "uid": () => String(process.getuid()),
+  "max-rss": () => String(process.resourceUsage().maxRSS),
   "fork-bomb": () => { for (let i = 0; i < 1000; i++) childProcess.spawn("/runtime/node", ["-e", "0"]); return "spawned 1000"; },
   // Touched memory outside the V8 heap makes the kernel's teardown of the
   // cell slow enough to outlast a tiny processGraceMs.
