@@ -12,9 +12,9 @@ SANITIZE ?= 0
 PYTHON ?= /usr/bin/python3
 PYTEST_ARGS ?=
 
-PKGS := jansson libcrypto libseccomp
+PKGS := jansson libcrypto libseccomp libarchive
 CFLAGS_PKG := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LIBS_PKG := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcrypto -lseccomp)
+LIBS_PKG := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcrypto -lseccomp -larchive)
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wno-format-truncation -Werror
 CFLAGS ?= -O2 -g

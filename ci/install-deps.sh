@@ -7,7 +7,7 @@ SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 packages=(bubblewrap build-essential pkg-config xxd libjansson-dev libssl-dev libarchive-dev
-          libseccomp-dev python3 python3-pytest clang afl++ npm)
+          libseccomp-dev python3 python3-pytest python3-yaml clang afl++ npm)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 missing=()
 for p in "${packages[@]}"; do

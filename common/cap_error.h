@@ -18,6 +18,14 @@
   X(ENTRY_OPEN)                                                                \
   X(ARTIFACT_TOO_LARGE)                                                        \
   X(INTEGRITY_MISMATCH)                                                        \
+  X(BUNDLE_OPEN)                                                               \
+  X(BUNDLE_FORMAT)                                                             \
+  X(BUNDLE_ENTRY_UNSAFE)                                                       \
+  X(BUNDLE_ENTRY_TYPE)                                                         \
+  X(BUNDLE_DUPLICATE_ENTRY)                                                    \
+  X(BUNDLE_EXTRA_ENTRY)                                                        \
+  X(BUNDLE_MISSING_ENTRY)                                                      \
+  X(BUNDLE_WRITE_FAILED)                                                       \
   X(POLICY_ID_MISMATCH)                                                        \
   X(POLICY_TOOL_NOT_ALLOWED)                                                   \
   X(POLICY_PROMPT_NOT_ALLOWED)                                                 \

@@ -127,3 +127,30 @@ for c in CASES:
         if "inputSchema" in t:
             schemas.append([t["inputSchema"], {}])
 write("schema", [json.dumps(s) for s in schemas])
+
+import gzip
+import io
+import tarfile
+
+
+def tar_gz(entries):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as t:
+        for name, data, kind in entries:
+            info = tarfile.TarInfo(name)
+            if kind:
+                info.type = kind
+                info.linkname = "guest.mjs"
+            else:
+                info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return gzip.compress(buf.getvalue(), mtime=0)
+
+
+echo = REPO / "examples" / "echo-capsule"
+m, g = (echo / "capsule.json").read_bytes(), (echo / "guest.mjs").read_bytes()
+write("bundle", [tar_gz([("capsule.json", m, None), ("guest.mjs", g, None)]),
+                 tar_gz([("./capsule.json", m, None), ("guest.mjs", g, None), ("x", b"", tarfile.SYMTYPE)]),
+                 tar_gz([("capsule.json", m, None), ("capsule.json", m, None)]),
+                 tar_gz([("../x", b"x", None)]),
+                 tar_gz([("guest.mjs", b"\0" * 70000, None)])])

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bundle.h"
 #include "digest.h"
 #include "safe_open.h"
 
@@ -154,63 +155,107 @@ static cap_code resolve_workspace(const capsule_config *cfg, const manifest *m,
   return rc;
 }
 
-cap_code capsule_load(const capsule_config *cfg, const host_limits *lim, staging *stg,
-                      size_t index, loaded_capsule *out, cap_error *err) {
-  memset(out, 0, sizeof *out);
-  out->cfg = cfg;
+/* The shared tail of both sources: digest of the bytes in hand, staging of
+ * those same bytes, workspace resolution. */
+cap_code capsule_check_digest(const manifest *m, const char *artifact, size_t alen, char *hex,
+                              cap_error *err) {
+  if (!digest_sha256_hex(artifact, alen, hex)) return cap_fail(err, CAP_E_INTERNAL, "sha256 failed");
+  if (strcmp(hex, m->sha256) != 0)
+    return cap_fail(err, CAP_E_INTEGRITY_MISMATCH, "artifact %s has sha256 %s, manifest pins %s",
+                    m->entry, hex, m->sha256);
+  return CAP_OK;
+}
+
+static cap_code admit_artifact(const capsule_config *cfg, staging *stg, size_t index,
+                               const char *artifact, size_t alen, loaded_capsule *out,
+                               cap_error *err) {
+  char hex[SHA256_HEX_LEN + 1];
+  if (capsule_check_digest(&out->m, artifact, alen, hex, err)) return err->code;
+  char name[32];
+  snprintf(name, sizeof name, "guest-%zu.mjs", index);
+  if (staging_add(stg, name, artifact, alen, &out->guest, err)) return err->code;
+  return resolve_workspace(cfg, &out->m, stg, out, err);
+}
+
+static cap_code parse_manifest(const capsule_config *cfg, const host_limits *lim, const char *text,
+                               size_t len, bool police, loaded_capsule *out, cap_error *err) {
+  sj_limits jl = {(size_t)lim->max_json_depth, (size_t)lim->max_json_nodes};
+  if (manifest_parse(text, len, &jl, lim->max_contributions, &out->m, err)) return err->code;
+  return police ? check_policy(cfg, &out->m, err) : CAP_OK;
+}
+
+static cap_code load_from_bundle(const capsule_config *cfg, const host_limits *lim, staging *stg,
+                                 size_t index, loaded_capsule *out, cap_error *err) {
+  bundle_contents b;
+  cap_code rc = bundle_read_path(cfg->bundle, lim, &b, err);
+  if (!rc) rc = parse_manifest(cfg, lim, b.manifest, b.manifest_len, true, out, err);
+  if (!rc && !b.other)
+    rc = cap_fail(err, CAP_E_BUNDLE_MISSING_ENTRY, "bundle lacks the manifest entry %s", out->m.entry);
+  if (!rc && strcmp(b.other_name, out->m.entry) != 0)
+    rc = cap_fail(err, CAP_E_BUNDLE_EXTRA_ENTRY, "bundle holds %s, but the manifest entry is %s",
+                  b.other_name, out->m.entry);
+  if (!rc) rc = admit_artifact(cfg, stg, index, b.other, b.other_len, out, err);
+  bundle_contents_free(&b);
+  return rc;
+}
+
+cap_code capsule_read_root(const capsule_config *cfg, const host_limits *lim, bool police,
+                           loaded_capsule *out, char **manifest_text, size_t *mlen,
+                           char **artifact, size_t *alen, cap_error *err) {
   int root = so_open(AT_FDCWD, cfg->root, O_PATH | O_DIRECTORY);
   if (root < 0)
     return cap_fail(err, CAP_E_CAPSULE_ROOT_INVALID, "capsule root %s %s", cfg->root,
                     errno == ENOTDIR ? "is not a directory" : open_errno_text(errno));
   struct stat st;
-  char *text = NULL, *artifact = NULL;
-  size_t len = 0, alen = 0;
+  char *text = NULL;
+  size_t len = 0;
+  *artifact = NULL;
   int fd = open_regular(root, cfg->manifest, &st, CAP_E_MANIFEST_OPEN, "manifest", err);
   if (fd < 0) goto fail;
   int rc = so_read_bounded(fd, (size_t)lim->max_manifest_bytes, &text, &len);
   close(fd);
   if (rc != 0) {
-    cap_fail(err, rc > 0 ? CAP_E_MANIFEST_TOO_LARGE : CAP_E_MANIFEST_OPEN,
-             "manifest %s: %s", cfg->manifest,
-             rc > 0 ? "larger than maxManifestBytes" : strerror(errno));
+    cap_fail(err, rc > 0 ? CAP_E_MANIFEST_TOO_LARGE : CAP_E_MANIFEST_OPEN, "manifest %s: %s",
+             cfg->manifest, rc > 0 ? "larger than maxManifestBytes" : strerror(errno));
     goto fail;
   }
-  sj_limits jl = {(size_t)lim->max_json_depth, (size_t)lim->max_json_nodes};
-  if (manifest_parse(text, len, &jl, lim->max_contributions, &out->m, err)) goto fail;
-  if (check_policy(cfg, &out->m, err)) goto fail;
+  if (parse_manifest(cfg, lim, text, len, police, out, err)) goto fail;
   fd = open_regular(root, out->m.entry, &st, CAP_E_ENTRY_OPEN, "entry", err);
   if (fd < 0) goto fail;
   /* Read once; the bytes hashed are the bytes staged: no second read. */
-  rc = so_read_bounded(fd, (size_t)lim->max_artifact_bytes, &artifact, &alen);
+  rc = so_read_bounded(fd, (size_t)lim->max_artifact_bytes, artifact, alen);
   close(fd);
   if (rc != 0) {
+    *artifact = NULL;
     cap_fail(err, rc > 0 ? CAP_E_ARTIFACT_TOO_LARGE : CAP_E_ENTRY_OPEN, "artifact %s: %s",
              out->m.entry, rc > 0 ? "larger than maxArtifactBytes" : strerror(errno));
     goto fail;
   }
-  char hex[SHA256_HEX_LEN + 1];
-  if (!digest_sha256_hex(artifact, alen, hex)) {
-    cap_fail(err, CAP_E_INTERNAL, "sha256 failed");
-    goto fail;
+  if (manifest_text) {
+    *manifest_text = text;
+    *mlen = len;
+  } else {
+    free(text);
   }
-  if (strcmp(hex, out->m.sha256) != 0) {
-    cap_fail(err, CAP_E_INTEGRITY_MISMATCH, "artifact %s has sha256 %s, manifest pins %s",
-             out->m.entry, hex, out->m.sha256);
-    goto fail;
-  }
-  char name[32];
-  snprintf(name, sizeof name, "guest-%zu.mjs", index);
-  if (staging_add(stg, name, artifact, alen, &out->guest, err)) goto fail;
-  if (resolve_workspace(cfg, &out->m, stg, out, err)) goto fail;
-  free(text);
-  free(artifact);
   close(root);
   return CAP_OK;
 fail:
   free(text);
-  free(artifact);
   close(root);
   return err->code;
+}
+
+cap_code capsule_load(const capsule_config *cfg, const host_limits *lim, staging *stg,
+                      size_t index, loaded_capsule *out, cap_error *err) {
+  memset(out, 0, sizeof *out);
+  out->cfg = cfg;
+  if (cfg->bundle) return load_from_bundle(cfg, lim, stg, index, out, err);
+  char *artifact = NULL;
+  size_t alen = 0;
+  cap_code rc = capsule_read_root(cfg, lim, true, out, NULL, NULL, &artifact, &alen, err);
+  if (!rc) rc = admit_artifact(cfg, stg, index, artifact, alen, out, err);
+  free(artifact);
+  return rc;
 }
 
 void capsule_free(loaded_capsule *c) {

@@ -4,6 +4,7 @@
 #define CAPSULE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "cap_error.h"
 #include "config.h"
@@ -30,6 +31,15 @@ typedef struct {
  * manifest, policy upper bound, artifact digest, staging, workspace. */
 cap_code capsule_load(const capsule_config *cfg, const host_limits *lim, staging *stg,
                       size_t index, loaded_capsule *out, cap_error *err);
+/* Reads and validates the manifest in cfg->root (and the policy when
+ * police) and the artifact bytes it names, without staging anything.
+ * manifest_text may be NULL. Used by activation and by pack. */
+cap_code capsule_read_root(const capsule_config *cfg, const host_limits *lim, bool police,
+                           loaded_capsule *out, char **manifest_text, size_t *mlen,
+                           char **artifact, size_t *alen, cap_error *err);
+/* INTEGRITY_MISMATCH unless sha256(artifact) is the pinned digest. */
+cap_code capsule_check_digest(const manifest *m, const char *artifact, size_t alen, char *hex,
+                              cap_error *err);
 void capsule_free(loaded_capsule *c);
 
 #endif

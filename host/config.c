@@ -77,17 +77,24 @@ static cap_code parse_policy(const json_t *p, capsule_config *c, cap_error *err)
 }
 
 static cap_code parse_capsule(const json_t *o, size_t idx, capsule_config *c, cap_error *err) {
-  static const char *const keys[] = {"root", "manifest", "workspaceRoot", "policy", NULL};
-  static const char *const required[] = {"root", "policy", NULL};
+  static const char *const keys[] = {"root", "manifest", "bundle", "workspaceRoot", "policy", NULL};
+  static const char *const required[] = {"policy", NULL};
   char what[48];
   snprintf(what, sizeof what, "capsules[%zu]", idx);
   c->manifest = "capsule.json";
   if (!sj_keys(o, keys, required, CAP_E_CONFIG_INVALID, what, err) ||
-      !sj_string(o, "root", &c->root, CAP_E_CONFIG_INVALID, what, err) ||
+      !sj_opt_string(o, "root", &c->root, CAP_E_CONFIG_INVALID, what, err) ||
+      !sj_opt_string(o, "bundle", &c->bundle, CAP_E_CONFIG_INVALID, what, err) ||
       !sj_opt_string(o, "manifest", &c->manifest, CAP_E_CONFIG_INVALID, what, err) ||
       !sj_opt_string(o, "workspaceRoot", &c->workspace_root, CAP_E_CONFIG_INVALID, what, err))
     return err->code;
-  if (!so_is_plain_absolute(c->root))
+  /* Exactly one source: a root directory (with manifest) or a bundle. */
+  if (!c->root == !c->bundle || (c->bundle && json_object_get(o, "manifest")))
+    return cap_fail(err, CAP_E_CONFIG_INVALID,
+                    "%s needs either root (and optional manifest) or bundle, not both", what);
+  if (c->bundle && !so_is_plain_absolute(c->bundle))
+    return cap_fail(err, CAP_E_BUNDLE_OPEN, "%s.bundle must be a normalised absolute path", what);
+  if (c->root && !so_is_plain_absolute(c->root))
     return cap_fail(err, CAP_E_CAPSULE_ROOT_INVALID,
                     "%s.root must be a normalised absolute path", what);
   if (!so_is_plain_relative(c->manifest))

@@ -13,7 +13,8 @@ typedef struct {
 } policy_grant;
 
 typedef struct {
-  const char *root;           /* absolute capsule directory */
+  const char *root;           /* absolute capsule directory, or NULL with bundle */
+  const char *bundle;         /* absolute .capsule.tar.gz path, instead of root */
   const char *manifest;       /* relative to root, default capsule.json */
   const char *workspace_root; /* absolute, or NULL */
   const char *capsule_id;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundle_cli.h"
+#include "doctor.h"
 #include "host.h"
 #include "serve.h"
 #include "strict_json.h"
@@ -54,13 +56,39 @@ static int usage(const char *why) {
   cap_error err = {0};
   cap_fail(&err, CAP_E_USAGE,
            "%s. Usage: capsule-host attest [--config F] | activate --config F | call --config F "
-           "TOOL [--input JSON] | serve --config F",
+           "TOOL [--input JSON] [--timings] | serve --config F | pack DIR -o FILE | inspect FILE "
+           "| doctor [--config F]",
            why);
   return fail(&err);
 }
 
+/* pack DIR -o FILE | inspect FILE [--config F]: static, no cells. */
+static int bundle_command(int argc, char **argv) {
+  bool pack = strcmp(argv[1], "pack") == 0;
+  const char *target = NULL, *out = NULL, *config = NULL;
+  for (int i = 2; i < argc; i++) {
+    if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
+    else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) config = argv[++i];
+    else if (argv[i][0] != '-' && !target) target = argv[i];
+    else return usage("unexpected argument");
+  }
+  if (!target || (pack && !out)) return usage(pack ? "pack needs DIR and -o FILE" : "inspect needs FILE");
+  cap_error err = {0};
+  host_config cfg;
+  if (config ? config_load(config, &cfg, &err) : (config_defaults(&cfg), CAP_OK)) return fail(&err);
+  json_t *report = NULL;
+  cap_code rc = pack ? bundle_cli_pack(target, out, &cfg.limits, &report, &err)
+                     : bundle_cli_inspect(target, &cfg.limits, &report, &err);
+  config_free(&cfg);
+  if (rc) return fail(&err);
+  json_object_set_new(report, "ok", json_true());
+  print_json(report);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) return usage("missing command");
+  if (strcmp(argv[1], "pack") == 0 || strcmp(argv[1], "inspect") == 0) return bundle_command(argc, argv);
   const char *cmd = argv[1], *config = NULL, *tool = NULL, *input_text = "{}";
   bool timings = false;
   if (strcmp(cmd, "--version") == 0) {
@@ -75,9 +103,11 @@ int main(int argc, char **argv) {
     else return usage("unexpected argument");
   }
   bool is_attest = strcmp(cmd, "attest") == 0, is_activate = strcmp(cmd, "activate") == 0,
-       is_call = strcmp(cmd, "call") == 0, is_serve = strcmp(cmd, "serve") == 0;
-  if (!is_attest && !is_activate && !is_call && !is_serve) return usage("unknown command");
-  if (!is_attest && !config) return usage("--config is required");
+       is_call = strcmp(cmd, "call") == 0, is_serve = strcmp(cmd, "serve") == 0,
+       is_doctor = strcmp(cmd, "doctor") == 0;
+  if (!is_attest && !is_activate && !is_call && !is_serve && !is_doctor)
+    return usage("unknown command");
+  if (!is_attest && !is_doctor && !config) return usage("--config is required");
   if (is_call && !tool) return usage("call needs a TOOL name");
 
   cap_error err = {0};
@@ -91,7 +121,9 @@ int main(int argc, char **argv) {
   }
   install_signals(&h.stg);
   if (host_open(&h, config, &err)) goto out;
-  if (is_attest) {
+  if (is_doctor) {
+    status = doctor_run(&h);
+  } else if (is_attest) {
     if (host_attest(&h, &err)) goto out;
     print_json(json_pack("{s:b,s:O}", "ok", 1, "attestation", h.attestation));
   } else if (host_activate(&h, &err) == CAP_OK) {

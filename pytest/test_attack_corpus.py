@@ -64,6 +64,51 @@ def apply_layout(root, ws, lab, layout):
             lab.keep.append(s)
 
 
+def build_bundle(lab, root, spec):
+    """A hostile or honest capsule archive from the case's entry list."""
+    import bz2
+    import io
+    import tarfile
+    import zipfile
+    entries = spec.get("entries") or [{"name": "capsule.json", "from": "capsule.json"},
+                                      {"name": "guest.mjs", "from": "guest.mjs"}]
+    entries = entries + spec.get("extra", [])
+    path = lab.tmp / "case.capsule.tar.gz"
+    fmt = spec.get("format", "gz")
+    if fmt == "garbage":
+        path.write_bytes(b"this is not an archive at all\n" * 10)
+        return path
+    if fmt == "zip":
+        with zipfile.ZipFile(path, "w") as z:
+            for e in entries:
+                z.writestr(e["name"], (root / e["from"]).read_bytes() if "from" in e else e.get("data", ""))
+        return path
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as t:
+        for e in entries:
+            info = tarfile.TarInfo(e["name"])
+            kind = e.get("type", "file")
+            data = b""
+            if kind == "file":
+                data = ((root / e["from"]).read_bytes() if "from" in e
+                        else b"\0" * e["zeros"] if "zeros" in e else e.get("data", "").encode())
+                info.size = len(data)
+            else:
+                info.type = {"symlink": tarfile.SYMTYPE, "hardlink": tarfile.LNKTYPE, "fifo": tarfile.FIFOTYPE,
+                             "chardev": tarfile.CHRTYPE, "blockdev": tarfile.BLKTYPE, "dir": tarfile.DIRTYPE}[kind]
+                info.linkname = e.get("target", "")
+            if "declaredSize" in e:
+                info.size = e["declaredSize"]
+                data = data.ljust(e["declaredSize"], b"\0")
+            t.addfile(info, io.BytesIO(data))
+    raw = buf.getvalue()
+    import gzip
+    out = {"gz": lambda b: gzip.compress(b, mtime=0), "plain": lambda b: b, "bz2": bz2.compress,
+           "truncated": lambda b: gzip.compress(b, mtime=0)[:60]}[fmt](raw)
+    path.write_bytes(out)
+    return path
+
+
 def materialize(case, lab):
     if case.get("listen"):
         import socket
@@ -96,6 +141,12 @@ def materialize(case, lab):
         with open(root / "capsule.json", "a") as f:
             f.write(" " * case["manifestPad"])
     apply_layout(root, ws, lab, case.get("layout", []))
+    if "bundle" in case:
+        bundle = build_bundle(lab, root, case["bundle"])
+        entry.pop("root")
+        entry.pop("manifest")
+        entry["bundle"] = str(bundle)
+        entry.update(lab.subst(case["bundle"].get("capsuleConfig", {}), root, ws))
     capsules = [entry]
     if case.get("duplicateCapsule"):
         _, _, second = lab.capsule(guest=case.get("guest", "echo"), params=case.get("params"),
@@ -169,7 +220,7 @@ def test_case(path, lab):
     command = case.get("command", "activate")
     args = [command, "--config", config]
     if "argv" in case:
-        args = case["argv"]
+        args = lab.subst(case["argv"], root, ws)
     env = lab.subst(case.get("env", {}), root, ws)
     if "fakeNode" in case:
         env["PATH"] = f"{fake_node(lab, case['fakeNode'])}:{os.environ['PATH']}"

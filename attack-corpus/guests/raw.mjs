@@ -19,7 +19,14 @@ async function act(a, phase) {
   else if (a.hex !== undefined) out(Buffer.from(a.hex, "hex"));
   else if (a.header !== undefined) out(header(a.header));
   else if (a.padBody !== undefined) out(frame(Buffer.from("{}" + " ".repeat(a.padBody))));
-  else if (a.stderr !== undefined) { const b = Buffer.alloc(65536, 120); for (let n = 0; n < a.stderr; n += b.length) fs.writeSync(2, b); }
+  else if (a.stderr !== undefined) {
+    // Node makes stderr non-blocking: retry on EAGAIN so the host's cap,
+    // not a full pipe, is what stops the flood.
+    const b = Buffer.alloc(4096, 120);
+    for (let n = 0; n < a.stderr;) {
+      try { n += fs.writeSync(2, b); } catch (e) { if (e.code !== "EAGAIN") throw e; }
+    }
+  }
   else if (a.exit !== undefined) process.exit(a.exit);
   else if (a.crash) process.abort();
   else if (a.hang) { setInterval(() => {}, 1 << 30); await new Promise(() => {}); }

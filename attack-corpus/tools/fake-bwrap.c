@@ -4,6 +4,7 @@
  *   fake-bwrap-no-ro-bind-fd  real bwrap, but --ro-bind-fd is "unknown"
  *   fake-bwrap-apparmor       Ubuntu 24.04 AppArmor loopback failure
  *   fake-bwrap-uidmap         Ubuntu 24.04 AppArmor uid-map failure
+ *   fake-bwrap-sysctl         Debian's unprivileged_userns_clone=0 refusal
  *   fake-bwrap-hang           never starts the sandbox
  *   fake-bwrap-exit           exits 1 silently */
 #include <stdio.h>
@@ -31,6 +32,12 @@ int main(int argc, char **argv) {
   }
   if (strcmp(mode, "fake-bwrap-uidmap") == 0) {
     fprintf(stderr, "bwrap: setting up uid map: Permission denied\n");
+    return 1;
+  }
+  if (strcmp(mode, "fake-bwrap-sysctl") == 0) {
+    fprintf(stderr, "bwrap: No permissions to creating new namespace, likely because the kernel "
+                    "does not allow non-privileged user namespaces. On e.g. debian this can be "
+                    "enabled with 'sysctl kernel.unprivileged_userns_clone=1'.\n");
     return 1;
   }
   if (strcmp(mode, "fake-bwrap-hang") == 0) {

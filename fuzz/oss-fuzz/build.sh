@@ -11,7 +11,7 @@ LIB_FUZZING_ENGINE=${LIB_FUZZING_ENGINE:--fsanitize=fuzzer}
 OUT=${OUT:-$ROOT/build/oss-fuzz}
 mkdir -p "$OUT"
 SRCS=("$ROOT"/common/*.c)
-for f in config requests names manifest describe schema call_result attest_report; do SRCS+=("$ROOT/host/$f.c"); done
+for f in config requests names manifest describe schema call_result attest_report bundle; do SRCS+=("$ROOT/host/$f.c"); done
 SRCS+=("$ROOT/launcher/bwrap_argv.c")
 INC=(-I"$ROOT/common" -I"$ROOT/host" -I"$ROOT/launcher" -D_GNU_SOURCE)
 # Compile the shared code once, then link each harness against it.
@@ -24,7 +24,7 @@ for harness in "$ROOT"/fuzz/harness/fuzz_*.c; do
   name=$(basename "$harness" .c)
   short=${name#fuzz_}
   $CC $CFLAGS -std=c11 "${INC[@]}" $LIB_FUZZING_ENGINE "$harness" "$OBJ"/*.o \
-    -ljansson -lcrypto -lseccomp -lm -o "$OUT/$name"
+    -ljansson -lcrypto -lseccomp -larchive -lm -o "$OUT/$name"
   cp "$ROOT/fuzz/dict/$short.dict" "$OUT/$name.dict"
   (cd "$ROOT/fuzz/seeds/$short" && python3 -m zipfile -c "$OUT/${name}_seed_corpus.zip" .)
 done

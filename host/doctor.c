@@ -1,0 +1,166 @@
+#include "doctor.h"
+
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "subproc.h"
+
+#define FIX_INSTALL_BWRAP "sudo apt-get install --yes bubblewrap"
+#define FIX_NEWER_BWRAP                                                                   \
+  "install a bubblewrap with --ro-bind-fd (upstream 0.10.0 or later; Debian 12's 0.8.0 " \
+  "carries it as a backport)"
+#define FIX_APPARMOR                                                                        \
+  "sudo apt-get install --yes apparmor-profiles && sudo install -m 0644 "                   \
+  "/usr/share/apparmor/extra-profiles/bwrap-userns-restrict "                               \
+  "/etc/apparmor.d/bwrap-userns-restrict && sudo apparmor_parser --replace "                \
+  "/etc/apparmor.d/bwrap-userns-restrict"
+#define FIX_SYSCTL_CLONE "sudo sysctl -w kernel.unprivileged_userns_clone=1"
+#define FIX_SYSCTL_MAX "sudo sysctl -w user.max_user_namespaces=15000"
+#define FIX_NODE "install Node.js 20.11 or newer (Debian's and Ubuntu's nodejs 18 lack the permission model)"
+
+typedef struct {
+  json_t *checks;
+  bool ok;
+} report;
+
+static void add(report *r, const char *check, cap_code code, const char *detail, const char *fix) {
+  json_t *c = json_pack("{s:s,s:b,s:s}", "check", check, "ok", code == CAP_OK, "detail", detail);
+  if (code != CAP_OK) {
+    json_object_set_new(c, "code", json_string(cap_code_name(code)));
+    if (fix) json_object_set_new(c, "fix", json_string(fix));
+    r->ok = false;
+  }
+  json_array_append_new(r->checks, c);
+  fprintf(stderr, "capsule-host doctor: %-16s %s%s\n", check, code == CAP_OK ? "ok: " : "FAIL: ",
+          detail);
+  if (code != CAP_OK && fix) fprintf(stderr, "    fix: %s\n", fix);
+}
+
+static int read_sysctl(const char *path) {
+  FILE *f = fopen(path, "r");
+  int v = -1;
+  if (f) {
+    if (fscanf(f, "%d", &v) != 1) v = -1;
+    fclose(f);
+  }
+  return v;
+}
+
+/* Runs bwrap with an empty environment; captures stderr (not stdout). */
+static int run_bwrap(const char *bwrap, char *const *args, char *err_out, size_t cap) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) return -1;
+  int probe_fd = open("/dev/null", O_RDONLY); /* fd for the --ro-bind-fd probe */
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(p[1], 2);
+    int devnull = open("/dev/null", O_RDWR);
+    dup2(devnull, 0);
+    dup2(devnull, 1);
+    dup2(probe_fd, 3);
+    for (int fd = 4; fd < 1024; fd++) close(fd);
+    char *const env[] = {NULL};
+    execve(bwrap, args, env);
+    _exit(127);
+  }
+  close(p[1]);
+  close(probe_fd);
+  size_t len = 0;
+  ssize_t n;
+  long long deadline = mono_ms() + 10000;
+  while (len + 1 < cap && mono_ms() < deadline && (n = read(p[0], err_out + len, cap - 1 - len)) > 0)
+    len += (size_t)n;
+  err_out[len] = '\0';
+  close(p[0]);
+  int status = 0;
+  if (pid > 0) waitpid(pid, &status, 0);
+  return pid < 0 ? -1 : status;
+}
+
+static void diagnose_bwrap(report *r, const char *check, const char *stderr_text) {
+  char detail[700];
+  snprintf(detail, sizeof detail, "bwrap said: %.600s", stderr_text);
+  for (char *p = detail; *p; p++)
+    if (*p == '\n') *p = ' ';
+  if (strstr(stderr_text, "Unknown option") || strstr(stderr_text, "unrecognized option"))
+    add(r, check, CAP_E_BWRAP_FEATURE_MISSING, detail, FIX_NEWER_BWRAP);
+  else if (strstr(stderr_text, "setting up uid map: Permission denied") ||
+           strstr(stderr_text, "RTM_NEWADDR: Operation not permitted"))
+    add(r, check, CAP_E_USERNS_RESTRICTED,
+        "unprivileged user namespaces are restricted by AppArmor (Ubuntu 24.04)", FIX_APPARMOR);
+  else if (strstr(stderr_text, "unprivileged_userns_clone") ||
+           strstr(stderr_text, "does not allow non-privileged user namespaces"))
+    add(r, check, CAP_E_USERNS_RESTRICTED, "the kernel forbids unprivileged user namespaces (sysctl)",
+        FIX_SYSCTL_CLONE);
+  else if (strstr(stderr_text, "No space left on device") || strstr(stderr_text, "max_user_namespaces"))
+    add(r, check, CAP_E_USERNS_RESTRICTED, "user.max_user_namespaces is exhausted or 0", FIX_SYSCTL_MAX);
+  else
+    add(r, check, CAP_E_BWRAP_FEATURE_MISSING, detail, FIX_NEWER_BWRAP);
+}
+
+int doctor_run(host *h) {
+  report r = {json_array(), true};
+  cap_error err = {0};
+  file_identity bw;
+  bool have_bwrap =
+      runtime_which(h->cfg.bubblewrap_command, getenv("PATH"), &bw, CAP_E_BWRAP_NOT_FOUND, &err) == CAP_OK;
+  add(&r, "bubblewrap", have_bwrap ? CAP_OK : err.code, have_bwrap ? bw.path : err.message,
+      FIX_INSTALL_BWRAP);
+  bool root = geteuid() == 0;
+  int clone = read_sysctl("/proc/sys/kernel/unprivileged_userns_clone");
+  int max_ns = read_sysctl("/proc/sys/user/max_user_namespaces");
+  int apparmor = read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+  char detail[256];
+  snprintf(detail, sizeof detail,
+           "kernel.unprivileged_userns_clone=%d user.max_user_namespaces=%d "
+           "kernel.apparmor_restrict_unprivileged_userns=%d (-1: absent)",
+           clone, max_ns, apparmor);
+  cap_code sys = (!root && clone == 0) || max_ns == 0 ? CAP_E_USERNS_RESTRICTED : CAP_OK;
+  add(&r, "userns-sysctl", sys, detail, max_ns == 0 ? FIX_SYSCTL_MAX : FIX_SYSCTL_CLONE);
+  if (have_bwrap) {
+    char out[4096];
+    char *preflight[] = {"bwrap", "--die-with-parent", "--new-session", "--unshare-all",
+                         "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--ro-bind",
+                         "/", "/", "/bin/true", NULL};
+    int st = run_bwrap(bw.path, preflight, out, sizeof out);
+    if (st == 0) add(&r, "bwrap-preflight", CAP_OK, "README preflight passed", NULL);
+    else diagnose_bwrap(&r, "bwrap-preflight", out);
+    char *fd_probe[] = {"bwrap", "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "--tmpfs",
+                        "/tmp", "--ro-bind-fd", "3", "/tmp/probe", "/bin/true", NULL};
+    st = run_bwrap(bw.path, fd_probe, out, sizeof out);
+    if (st == 0) add(&r, "bwrap-ro-bind-fd", CAP_OK, "--ro-bind-fd works", NULL);
+    else diagnose_bwrap(&r, "bwrap-ro-bind-fd", out);
+  }
+  file_identity node;
+  if (runtime_which("node", getenv("PATH"), &node, CAP_E_RUNTIME_NOT_FOUND, &err) != CAP_OK) {
+    add(&r, "node", err.code, err.message, FIX_NODE);
+  } else {
+    char *argv[] = {node.path, "--version", NULL}, *out = NULL;
+    size_t len = 0;
+    int status = 0, major = 0, minor = 0;
+    bool ran = subproc_run(argv, 5000, 256, &out, &len, &status) == 0;
+    bool ok = ran && sscanf(out, "v%d.%d", &major, &minor) == 2 &&
+              (major > 20 || (major == 20 && minor >= 11));
+    snprintf(detail, sizeof detail, "%s %.*s", node.path, ran ? (int)strcspn(out, "\n") : 0,
+             ran ? out : "");
+    add(&r, "node", ok ? CAP_OK : CAP_E_RUNTIME_UNSUPPORTED, detail, FIX_NODE);
+    free(out);
+  }
+  if (r.ok) {
+    memset(&err, 0, sizeof err);
+    cap_code a = host_attest(h, &err);
+    add(&r, "attestation", a, a == CAP_OK ? "execution-world attestation passed" : err.message,
+        a == CAP_OK ? NULL : "see docs/ERRORS.md for this code");
+  }
+  json_t *out = json_pack("{s:b,s:o}", "ok", r.ok, "checks", r.checks);
+  char *text = json_dumps(out, JSON_INDENT(2));
+  if (text) puts(text);
+  free(text);
+  json_decref(out);
+  return r.ok ? 0 : 1;
+}

@@ -1,0 +1,12 @@
+/* capsule-host doctor: the README preflight on any machine, each failure
+ * explained with the fix. */
+#ifndef DOCTOR_H
+#define DOCTOR_H
+
+#include "host.h"
+
+/* Prints {"ok":..., "checks":[{check, ok, code?, detail, fix?}]}; returns
+ * the exit status (0 when every check passed). */
+int doctor_run(host *h);
+
+#endif

@@ -1,0 +1,55 @@
+"""capsule-host doctor diagnoses each failure the README's preflight can
+hit, with the fix, reproduced here with fake bwrap and node programs."""
+import json
+import os
+
+import pytest
+
+from capsule_lab import cell_processes
+from test_attack_corpus import fake_bwrap, fake_node
+
+
+def doctor(lab, bwrap=None, env=None):
+    args = ["doctor"]
+    if bwrap:
+        args += ["--config", lab.config([], bubblewrapCommand=str(bwrap))]
+    res = lab.run(*args, env=env)
+    checks = {c["check"]: c for c in json.loads(res.stdout)["checks"]}
+    return res, checks
+
+
+def test_healthy_machine(lab):
+    res, checks = doctor(lab)
+    assert res.rc == 0, res
+    assert all(c["ok"] for c in checks.values()), checks
+    assert set(checks) == {"bubblewrap", "userns-sysctl", "bwrap-preflight", "bwrap-ro-bind-fd", "node", "attestation"}
+
+
+@pytest.mark.parametrize("mode,check,code,fix", [
+    ("no-ro-bind-fd", "bwrap-ro-bind-fd", "BWRAP_FEATURE_MISSING", "--ro-bind-fd"),
+    ("apparmor", "bwrap-preflight", "USERNS_RESTRICTED", "apparmor_parser --replace /etc/apparmor.d/bwrap-userns-restrict"),
+    ("uidmap", "bwrap-preflight", "USERNS_RESTRICTED", "bwrap-userns-restrict"),
+    ("sysctl", "bwrap-preflight", "USERNS_RESTRICTED", "kernel.unprivileged_userns_clone=1"),
+])
+def test_bwrap_failures_are_explained(lab, mode, check, code, fix):
+    res, checks = doctor(lab, bwrap=fake_bwrap(mode))
+    assert res.rc == 1, res
+    assert checks[check]["ok"] is False and checks[check]["code"] == code, checks[check]
+    assert fix in checks[check]["fix"], checks[check]
+    assert "attestation" not in checks, "no attestation on a machine that failed the preflight"
+    assert cell_processes() == []
+
+
+def test_missing_bwrap(lab):
+    res, checks = doctor(lab, bwrap="/nonexistent/bwrap")
+    assert res.rc == 1
+    assert checks["bubblewrap"]["code"] == "BWRAP_NOT_FOUND"
+    assert "apt-get install --yes bubblewrap" in checks["bubblewrap"]["fix"]
+
+
+def test_node_too_old(lab):
+    path = f"{fake_node(lab, 'v18.19.0')}:{os.environ['PATH']}"
+    res, checks = doctor(lab, env={"PATH": path})
+    assert res.rc == 1
+    assert checks["node"]["code"] == "RUNTIME_UNSUPPORTED"
+    assert "20.11" in checks["node"]["fix"]
