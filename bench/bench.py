@@ -67,10 +67,15 @@ def main():
     host = str(BIN / "capsule-host")
     serve = Serve(lab, config)
     serve.initialize()
-    cols = {k: [] for k in ("bare", "served", "cli_call", "activate")}
+    cols = {k: [] for k in ("bare", "bare_flags", "served", "cli_call", "activate")}
+    # The same Node with exactly the cell's Node flags, outside any sandbox.
+    cell_flags = ["--experimental-permission", f"--allow-fs-read={ECHO / 'guest.mjs'}", "--allow-fs-read=/tmp/*",
+                  "--allow-fs-write=/tmp/*", "--no-addons", "--disable-warning=ExperimentalWarning",
+                  "--max-old-space-size=128"]
     phases = {k: [] for k in ("launcherMs", "bwrapSetupMs", "nodeToFirstFrameMs", "exchangeMs", "joinMs", "totalMs")}
     for i in range(RUNS):
         cols["bare"].append(timed(["node", str(ECHO / "guest.mjs")], BARE_INPUT)[0])
+        cols["bare_flags"].append(timed(["node", *cell_flags, str(ECHO / "guest.mjs")], BARE_INPUT)[0])
         t0 = time.perf_counter()
         r = serve.request(1000 + i, "tools/call", {"name": "capsule_echo", "arguments": {"text": "x"}})
         cols["served"].append((time.perf_counter() - t0) * 1000)
@@ -127,7 +132,8 @@ def main():
         "| measure | p50 ms | p95 ms | ratio |",
         "|---|---:|---:|---|",
         f"| bare `node guest.mjs`, one describe + call + shutdown (floor) | {p50['bare']:.1f} | {p95['bare']:.1f} | 1.00 |",
-        f"| sandboxed call, served (fresh cell per call) | {p50['served']:.1f} | {p95['served']:.1f} | {p50['served'] / p50['bare']:.2f}x bare (p95 {p95['served'] / p95['bare']:.2f}x) |",
+        f"| bare node with the cell's Node flags (permission model, no addons, --max-old-space-size=128) | {p50['bare_flags']:.1f} | {p95['bare_flags']:.1f} | {p50['bare_flags'] / p50['bare']:.2f}x bare |",
+        f"| sandboxed call, served (fresh cell per call) | {p50['served']:.1f} | {p95['served']:.1f} | {p50['served'] / p50['bare']:.2f}x bare (p95 {p95['served'] / p95['bare']:.2f}x); {p50['served'] / p50['bare_flags']:.2f}x flagged node |",
         f"| `capsule-host call` (activation + call, CLI) | {p50['cli_call']:.1f} | {p95['cli_call']:.1f} | {p50['cli_call'] / p50['bare']:.2f}x bare |",
         f"| activation (attest + describe) | {p50['activate']:.1f} | {p95['activate']:.1f} | {p50['activate'] / p50['served']:.2f}x one served call |",
         "",
