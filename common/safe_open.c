@@ -1,6 +1,7 @@
 #include "safe_open.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdlib.h>
@@ -20,6 +21,22 @@ int so_open(int dirfd, const char *path, int flags) {
     fd = syscall(SYS_openat2, dirfd, path, &how, sizeof how);
   } while (fd < 0 && (errno == EINTR || errno == EAGAIN));
   return (int)fd;
+}
+
+int so_open_regular(int dirfd, const char *path, struct stat *st) {
+  int pfd = so_open(dirfd, path, O_PATH);
+  if (pfd < 0) return -1;
+  if (fstat(pfd, st) != 0 || !S_ISREG(st->st_mode)) {
+    close(pfd);
+    return -2;
+  }
+  char proc[64];
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
+  int fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  int e = errno;
+  close(pfd);
+  errno = e;
+  return fd;
 }
 
 int so_read_bounded(int fd, size_t max, char **out, size_t *out_len) {

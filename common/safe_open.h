@@ -5,12 +5,20 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* openat2 with RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, plus
  * RESOLVE_BENEATH when dirfd is not AT_FDCWD. O_CLOEXEC is always added.
  * Returns fd or -1 with errno. */
 int so_open(int dirfd, const char *path, int flags);
+
+/* Opens dirfd/path as so_open(O_PATH), checks S_ISREG on that descriptor
+ * (never before opening: a FIFO or device is never opened for reading), then
+ * reopens the same inode read-only through /proc/self/fd. Returns the fd;
+ * -1 with errno if the open failed; -2 if it is not a regular file (*st
+ * tells what it is). */
+int so_open_regular(int dirfd, const char *path, struct stat *st);
 
 /* Reads the whole of fd into a malloc'd buffer (NUL terminated for
  * convenience). Returns 0, -1 on I/O error, or 1 if more than max bytes. */

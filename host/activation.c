@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,18 +39,33 @@ cap_code host_open(host *h, const char *config_path, cap_error *err) {
   return CAP_OK;
 }
 
-static cap_code describe_cell(host *h, loaded_capsule *cap, cap_error *err) {
+/* A fresh cell for cap that has answered describe within startupTimeoutMs.
+ * On success the cell is running and *reply holds its describe.result; on
+ * a start failure the cell needs no join (CAP_E_* returned, *started false). */
+static cap_code described_cell(host *h, loaded_capsule *cap, cell *c, bool *started,
+                               json_t **reply, cap_error *err) {
+  *reply = NULL;
+  *started = false;
   char *doc = host_launch_doc(h, &cap->guest, cap);
   if (!doc) return cap_fail(err, CAP_E_INTERNAL, "cannot build launch document");
-  cell c;
-  cap_code rc = cell_start_launcher(&c, h->launcher, doc, &h->cfg.limits, err);
+  cap_code rc = cell_start_launcher(c, h->launcher, doc, &h->cfg.limits, err);
   free(doc);
   if (rc) return rc;
+  *started = true;
   long long deadline = mono_ms() + h->cfg.limits.startup_timeout_ms;
-  json_t *req = json_pack("{s:s,s:s}", "type", "describe", "protocol", MANIFEST_PROTOCOL), *reply = NULL;
-  rc = cell_send(&c, req, deadline, CAP_E_CELL_START_TIMEOUT, err);
+  json_t *req = json_pack("{s:s,s:s}", "type", "describe", "protocol", MANIFEST_PROTOCOL);
+  rc = cell_send(c, req, deadline, CAP_E_CELL_START_TIMEOUT, err);
   json_decref(req);
-  if (!rc) rc = cell_expect(&c, "describe.result", deadline, CAP_E_CELL_START_TIMEOUT, &reply, err);
+  if (!rc) rc = cell_expect(c, "describe.result", deadline, CAP_E_CELL_START_TIMEOUT, reply, err);
+  return rc;
+}
+
+static cap_code describe_cell(host *h, loaded_capsule *cap, cap_error *err) {
+  cell c;
+  bool started;
+  json_t *reply;
+  cap_code rc = described_cell(h, cap, &c, &started, &reply, err);
+  if (!started) return rc;
   if (!rc) rc = describe_admit(reply, &cap->m, &h->cfg.limits, &cap->descriptor, err);
   json_decref(reply);
   if (!rc) rc = cell_shutdown(&c, err);
@@ -143,17 +159,12 @@ cap_code host_call(host *h, const char *tool, const json_t *input, json_t **resu
     return cap_fail(err, CAP_E_JSON_LIMIT, "tool input exceeds maxJsonDepth/maxJsonNodes");
   /* Input is checked before a cell exists. */
   if (schema_validate(json_object_get(desc, "inputSchema"), input, err)) return err->code;
-  char *doc = host_launch_doc(h, &cap->guest, cap);
-  if (!doc) return cap_fail(err, CAP_E_INTERNAL, "cannot build launch document");
   cell c;
-  cap_code rc = cell_start_launcher(&c, h->launcher, doc, &h->cfg.limits, err);
-  free(doc);
-  if (rc) return rc;
-  long long deadline = mono_ms() + h->cfg.limits.startup_timeout_ms;
-  json_t *req = json_pack("{s:s,s:s}", "type", "describe", "protocol", MANIFEST_PROTOCOL), *reply = NULL;
-  rc = cell_send(&c, req, deadline, CAP_E_CELL_START_TIMEOUT, err);
-  json_decref(req);
-  if (!rc) rc = cell_expect(&c, "describe.result", deadline, CAP_E_CELL_START_TIMEOUT, &reply, err);
+  bool started;
+  json_t *reply, *req;
+  long long deadline = 0;
+  cap_code rc = described_cell(h, cap, &c, &started, &reply, err);
+  if (!started) return rc;
   if (!rc) {
     /* Each cell must present exactly the descriptors admitted at activation. */
     json_object_del(reply, "type");

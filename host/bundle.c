@@ -141,20 +141,12 @@ cap_code bundle_read_memory(const void *buf, size_t len, const host_limits *lim,
 cap_code bundle_read_path(const char *path, const host_limits *lim, bundle_contents *out,
                           cap_error *err) {
   memset(out, 0, sizeof *out);
-  int pfd = so_open(AT_FDCWD, path, O_PATH);
-  if (pfd < 0)
+  struct stat st;
+  int fd = so_open_regular(AT_FDCWD, path, &st);
+  if (fd == -2) return cap_fail(err, CAP_E_BUNDLE_OPEN, "bundle %s is not a regular file", path);
+  if (fd < 0)
     return cap_fail(err, CAP_E_BUNDLE_OPEN, "bundle %s: %s", path,
                     errno == ELOOP ? "reached through a symlink" : strerror(errno));
-  struct stat st;
-  if (fstat(pfd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(pfd);
-    return cap_fail(err, CAP_E_BUNDLE_OPEN, "bundle %s is not a regular file", path);
-  }
-  char proc[64];
-  snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
-  int fd = open(proc, O_RDONLY | O_CLOEXEC);
-  close(pfd);
-  if (fd < 0) return cap_fail(err, CAP_E_BUNDLE_OPEN, "bundle %s: %s", path, strerror(errno));
   cap_code rc = bundle_read_fd(fd, lim, out, err);
   close(fd);
   return rc;

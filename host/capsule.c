@@ -32,25 +32,12 @@ static const char *open_errno_text(int e) {
   }
 }
 
-/* Opens dirfd/path as O_PATH without symlinks, checks the type on the
- * descriptor, then reopens it for reading through that same inode. */
+/* so_open_regular with an error naming what and why. */
 static int open_regular(int dirfd, const char *path, struct stat *st, cap_code code,
                         const char *what, cap_error *err) {
-  int pfd = so_open(dirfd, path, O_PATH);
-  if (pfd < 0) {
-    cap_fail(err, code, "%s %s %s", what, path, open_errno_text(errno));
-    return -1;
-  }
-  if (fstat(pfd, st) != 0 || !S_ISREG(st->st_mode)) {
-    cap_fail(err, code, "%s %s is %s", what, path, file_type(st->st_mode));
-    close(pfd);
-    return -1;
-  }
-  char proc[64];
-  snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
-  int fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  close(pfd);
-  if (fd < 0) cap_fail(err, code, "%s %s cannot be read: %s", what, path, strerror(errno));
+  int fd = so_open_regular(dirfd, path, st);
+  if (fd == -2) cap_fail(err, code, "%s %s is %s", what, path, file_type(st->st_mode));
+  else if (fd < 0) cap_fail(err, code, "%s %s %s", what, path, open_errno_text(errno));
   return fd;
 }
 

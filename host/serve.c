@@ -48,6 +48,16 @@ typedef struct {
   bool discarding; /* inside an over-long line */
 } server;
 
+/* Forgets slot i (its request is answered or dropped). */
+static void drop_slot(server *s, size_t i) {
+  call_slot *c = &s->slots[i];
+  json_decref(c->id);
+  json_decref(c->input);
+  free(c->tool);
+  memmove(c, c + 1, (s->count - i - 1) * sizeof *c);
+  s->count--;
+}
+
 static void send_message(json_t *msg) {
   char *text = json_dumps(msg, JSON_COMPACT);
   json_decref(msg);
@@ -126,11 +136,7 @@ static void start_next(server *s) {
       char msg[700];
       snprintf(msg, sizeof msg, "%s: %s", cap_code_name(err.code), err.message);
       send_error(c->id, JSONRPC_SERVER_BUSY, msg, cap_code_name(err.code));
-      json_decref(c->id);
-      json_decref(c->input);
-      free(c->tool);
-      memmove(c, c + 1, (s->count - s->running - 1) * sizeof *c);
-      s->count--;
+      drop_slot(s, s->running);
       continue;
     }
     c->running = true;
@@ -179,15 +185,10 @@ static void handle_cancelled(server *s, const json_t *params) {
     call_slot *c = &s->slots[i];
     if (!json_equal(c->id, rid) || c->cancelled) continue;
     c->cancelled = true; /* the spec: no response for a cancelled request */
-    if (c->running) {
+    if (c->running)
       supervisor_cancel(&c->sup);
-    } else {
-      json_decref(c->id);
-      json_decref(c->input);
-      free(c->tool);
-      memmove(c, c + 1, (s->count - i - 1) * sizeof *c);
-      s->count--;
-    }
+    else
+      drop_slot(s, i);
     fprintf(stderr, "capsule-host: cancelled request\n");
     return;
   }
@@ -323,26 +324,19 @@ static void finish_call(server *s, size_t i) {
           mono_ms() - c->started_ms);
   if (!c->cancelled) send_result(c->id, call_result(verdict));
   json_decref(verdict);
-  json_decref(c->id);
-  json_decref(c->input);
-  free(c->tool);
-  memmove(c, c + 1, (s->count - i - 1) * sizeof *c);
-  s->count--;
+  drop_slot(s, i);
   s->running--;
   start_next(s);
 }
 
 static void begin_shutdown(server *s) {
   /* Queued calls never start; running ones are cancelled and joined. */
-  for (size_t i = s->running; i < s->count; i++) {
-    call_slot *c = &s->slots[i];
+  while (s->count > s->running) {
+    call_slot *c = &s->slots[s->running];
     if (!c->cancelled) send_error(c->id, JSONRPC_SERVER_BUSY, "CALL_CANCELLED: shutting down",
                                   "CALL_CANCELLED");
-    json_decref(c->id);
-    json_decref(c->input);
-    free(c->tool);
+    drop_slot(s, s->running);
   }
-  s->count = s->running;
   if (!s->cancel_sent)
     for (size_t i = 0; i < s->running; i++) supervisor_cancel(&s->slots[i].sup);
   s->cancel_sent = true;
