@@ -7,8 +7,10 @@ SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 packages=(bubblewrap build-essential pkg-config xxd libjansson-dev libssl-dev libarchive-dev
-          libseccomp-dev python3 python3-pytest python3-yaml clang afl++ npm)
+          libseccomp-dev python3 python3-pytest python3-yaml clang afl++)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
+# npm ships with NodeSource's nodejs; Debian's npm package conflicts with it.
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
