@@ -19,18 +19,12 @@
 #include "cell_probe_js.h"
 #include "digest.h"
 #include "attest_report.h"
+#include "bwrap_diagnosis.h"
 #include "host.h"
 #include "launch_doc.h"
 #include "seccomp_policy.h"
 #include "strict_json.h"
 #include "subproc.h"
-
-#define APPARMOR_FIX                                                                    \
-  "unprivileged user namespaces are restricted (Ubuntu 24.04 AppArmor). Load the "      \
-  "targeted profile: sudo apt-get install --yes apparmor-profiles && sudo install -m "  \
-  "0644 /usr/share/apparmor/extra-profiles/bwrap-userns-restrict "                      \
-  "/etc/apparmor.d/bwrap-userns-restrict && sudo apparmor_parser --replace "            \
-  "/etc/apparmor.d/bwrap-userns-restrict (see README, 'Install')"
 
 static const char *const ns_names[] = {"mnt", "pid", "net", "user", "ipc", "uts", NULL};
 
@@ -122,19 +116,11 @@ static cap_code check_namespaces(cell *c, json_t *report, cap_error *err) {
 
 /* bwrap failed before the sandbox ran: say which host feature is missing. */
 static cap_code classify_bwrap_failure(const cell *c, cap_error *err) {
-  const char *e = c->stderr_buf ? c->stderr_buf : "";
+  bwrap_diagnosis d = bwrap_diagnose(c->stderr_buf ? c->stderr_buf : "");
+  if (d.code == CAP_OK) return CAP_OK;
   char tail[400];
   cell_stderr_tail(c, tail, sizeof tail);
-  if (strstr(e, "Unknown option") || strstr(e, "unrecognized option"))
-    return cap_fail(err, CAP_E_BWRAP_FEATURE_MISSING,
-                    "bubblewrap lacks a required option (needs --ro-bind-fd, --disable-userns, "
-                    "--size); install a newer bubblewrap. bwrap said: %s", tail);
-  if (strstr(e, "setting up uid map: Permission denied") ||
-      strstr(e, "RTM_NEWADDR: Operation not permitted") ||
-      strstr(e, "No permissions to create new namespace") ||
-      strstr(e, "Creating new namespace failed"))
-    return cap_fail(err, CAP_E_USERNS_RESTRICTED, "%s. bwrap said: %s", APPARMOR_FIX, tail);
-  return CAP_OK;
+  return cap_fail(err, d.code, "%s; fix: %s. bwrap said: %s", d.cause, d.fix, tail);
 }
 
 static cap_code cell_phase(host *h, json_t *report, cap_error *err) {
@@ -188,7 +174,7 @@ cap_code host_attest(host *h, cap_error *err) {
   if (seccomp_policy_digest(h->seccomp_sha256, err)) return err->code;
   json_object_set_new(h->timings, "resolveMs", json_integer(mono_ms() - t0));
   json_t *report = json_object();
-  json_object_set_new(report, "host", attest_own_world());
+  json_object_set_new(report, "host", runtime_world_json());
   json_object_set_new(json_object_get(report, "host"), "node",
                       runtime_identity_json(&h->node.executable));
   json_object_set_new(json_object_get(report, "host"), "bwrap", runtime_identity_json(&h->bwrap));

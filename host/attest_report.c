@@ -9,17 +9,6 @@
 #include "launch_doc.h"
 #include "strict_json.h"
 
-json_t *attest_own_world(void) {
-  char mnt[128] = "";
-  ssize_t n = readlink("/proc/self/ns/mnt", mnt, sizeof mnt - 1);
-  if (n > 0) mnt[n] = '\0';
-  struct stat root;
-  if (stat("/", &root) != 0) memset(&root, 0, sizeof root);
-  return json_pack("{s:s,s:{s:I,s:I},s:I,s:I}", "mountNamespace", mnt, "root", "dev",
-                   (json_int_t)root.st_dev, "ino", (json_int_t)root.st_ino, "uid",
-                   (json_int_t)getuid(), "gid", (json_int_t)getgid());
-}
-
 static cap_code mismatch(cap_error *err, const char *field) {
   return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH,
                   "world probe reports a different %s than the host sees", field);
@@ -34,7 +23,7 @@ cap_code attest_check_world(const host *h, const json_t *r, const char *challeng
   const char *got = json_string_value(json_object_get(r, "challenge"));
   if (!got || strcmp(got, challenge) != 0)
     return cap_fail(err, CAP_E_ATTEST_CHALLENGE_MISMATCH, "world probe did not echo the challenge");
-  json_t *mine = attest_own_world();
+  json_t *mine = runtime_world_json();
   json_t *node = runtime_identity_json(&h->node.executable);
   json_t *bwrap = runtime_identity_json(&h->bwrap);
   json_t *objs = runtime_objects_json(&h->node);

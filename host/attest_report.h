@@ -7,8 +7,6 @@
 #include "cap_error.h"
 #include "host.h"
 
-/* This process's mount namespace, root identity, uid and gid. */
-json_t *attest_own_world(void);
 /* A world report must echo the challenge and match the host's view. */
 cap_code attest_check_world(const host *h, const json_t *report, const char *challenge,
                             cap_error *err);

@@ -8,19 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bwrap_diagnosis.h"
 #include "subproc.h"
 
 #define FIX_INSTALL_BWRAP "sudo apt-get install --yes bubblewrap"
-#define FIX_NEWER_BWRAP                                                                   \
-  "install a bubblewrap with --ro-bind-fd (upstream 0.10.0 or later; Debian 12's 0.8.0 " \
-  "carries it as a backport)"
-#define FIX_APPARMOR                                                                        \
-  "sudo apt-get install --yes apparmor-profiles && sudo install -m 0644 "                   \
-  "/usr/share/apparmor/extra-profiles/bwrap-userns-restrict "                               \
-  "/etc/apparmor.d/bwrap-userns-restrict && sudo apparmor_parser --replace "                \
-  "/etc/apparmor.d/bwrap-userns-restrict"
-#define FIX_SYSCTL_CLONE "sudo sysctl -w kernel.unprivileged_userns_clone=1"
-#define FIX_SYSCTL_MAX "sudo sysctl -w user.max_user_namespaces=15000"
 #define FIX_NODE "install Node.js 20.11 or newer (Debian's and Ubuntu's nodejs 18 lack the permission model)"
 
 typedef struct {
@@ -83,24 +74,14 @@ static int run_bwrap(const char *bwrap, char *const *args, char *err_out, size_t
 }
 
 static void diagnose_bwrap(report *r, const char *check, const char *stderr_text) {
-  char detail[700];
-  snprintf(detail, sizeof detail, "bwrap said: %.600s", stderr_text);
+  char detail[800];
+  bwrap_diagnosis d = bwrap_diagnose(stderr_text);
+  snprintf(detail, sizeof detail, "%s; bwrap said: %.600s",
+           d.cause ? d.cause : "bwrap failed", stderr_text);
   for (char *p = detail; *p; p++)
     if (*p == '\n') *p = ' ';
-  if (strstr(stderr_text, "Unknown option") || strstr(stderr_text, "unrecognized option"))
-    add(r, check, CAP_E_BWRAP_FEATURE_MISSING, detail, FIX_NEWER_BWRAP);
-  else if (strstr(stderr_text, "setting up uid map: Permission denied") ||
-           strstr(stderr_text, "RTM_NEWADDR: Operation not permitted"))
-    add(r, check, CAP_E_USERNS_RESTRICTED,
-        "unprivileged user namespaces are restricted by AppArmor (Ubuntu 24.04)", FIX_APPARMOR);
-  else if (strstr(stderr_text, "unprivileged_userns_clone") ||
-           strstr(stderr_text, "does not allow non-privileged user namespaces"))
-    add(r, check, CAP_E_USERNS_RESTRICTED, "the kernel forbids unprivileged user namespaces (sysctl)",
-        FIX_SYSCTL_CLONE);
-  else if (strstr(stderr_text, "No space left on device") || strstr(stderr_text, "max_user_namespaces"))
-    add(r, check, CAP_E_USERNS_RESTRICTED, "user.max_user_namespaces is exhausted or 0", FIX_SYSCTL_MAX);
-  else
-    add(r, check, CAP_E_BWRAP_FEATURE_MISSING, detail, FIX_NEWER_BWRAP);
+  /* Anything unrecognised is reported as a bwrap that cannot do what cells need. */
+  add(r, check, d.code ? d.code : CAP_E_BWRAP_FEATURE_MISSING, detail, d.fix ? d.fix : FIX_NEWER_BWRAP);
 }
 
 int doctor_run(host *h) {

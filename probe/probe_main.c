@@ -72,18 +72,15 @@ int main(void) {
     fprintf(stderr, "capsule-probe: %s\n", err.message);
     return 3;
   }
-  char mnt[128] = "";
-  ssize_t n = readlink("/proc/self/ns/mnt", mnt, sizeof mnt - 1);
-  if (n > 0) mnt[n] = '\0';
-  struct stat root;
-  if (stat("/", &root) != 0) return 3;
-  send_frame(json_pack("{s:s,s:s,s:o,s:s,s:o,s:o,s:s,s:{s:I,s:I},s:I,s:I}", "type",
-                       "attest.world.result", "challenge", challenge, "node",
-                       runtime_identity_json(&view.executable), "nodeVersion", node_version(node),
-                       "bwrap", runtime_identity_json(&bw), "sharedObjects",
-                       runtime_objects_json(&view), "mountNamespace", mnt, "root", "dev",
-                       (json_int_t)root.st_dev, "ino", (json_int_t)root.st_ino, "uid",
-                       (json_int_t)getuid(), "gid", (json_int_t)getgid()));
+  json_t *report = runtime_world_json();
+  json_t *runtime = json_pack("{s:s,s:s,s:o,s:s,s:o,s:o}", "type", "attest.world.result",
+                                       "challenge", challenge, "node",
+                                       runtime_identity_json(&view.executable), "nodeVersion",
+                                       node_version(node), "bwrap", runtime_identity_json(&bw),
+                                       "sharedObjects", runtime_objects_json(&view));
+  json_object_update(report, runtime);
+  json_decref(runtime);
+  send_frame(report);
   json_decref(req);
   json_t *bye = read_frame(&fb);
   type = json_string_value(json_object_get(bye, "type"));
