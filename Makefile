@@ -70,13 +70,14 @@ deps:
 test: asan
 	CAPSULE_BIN=$(abspath build/asan/bin) CAPSULE_MATRIX_STRICT=1 $(PYTHON) -m pytest -p no:cacheprovider pytest $(PYTEST_ARGS)
 
-# Runs the corpus (ASan build) and prints code -> cases -> pass/fail;
-# fails on a documented code without a case or on any failing case.
+# Runs the corpus and the containment tests (ASan build) and prints
+# code -> cases and claim -> cases; fails on a documented code or threat-model
+# claim without a passing case, or on any failing case.
 fail-closed-matrix: asan
-	CAPSULE_BIN=$(abspath build/asan/bin) CAPSULE_MATRIX_STRICT=1 $(PYTHON) -m pytest -q -p no:cacheprovider pytest/test_attack_corpus.py pytest/test_end_to_end.py -k "test_case or code" $(PYTEST_ARGS)
+	CAPSULE_BIN=$(abspath build/asan/bin) CAPSULE_MATRIX_STRICT=1 $(PYTHON) -m pytest -q -p no:cacheprovider pytest/test_attack_corpus.py pytest/test_end_to_end.py pytest/test_containment.py $(PYTEST_ARGS)
 
-# Reverts each launcher hazard fix in a scratch copy and requires its
-# corpus cases to fail there (they pass here).
+# Reverts each defence (launcher hazards, ceilings, host-death and serve
+# fixes) in a scratch copy and requires its cases to fail there.
 prove-fixes:
 	$(PYTHON) ci/prove_hazard_fixes.py
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Mutation proof for the launcher's hazard fixes: for each fix, copy the
-tree, revert just that fix, rebuild, and require that the cases guarding it
-now FAIL (and pass on the unmodified tree). Prints a table; exits 1 if any
-case survives its fix's removal. Run: make prove-fixes"""
+"""Mutation proof for every defence: for each fix, copy the tree, revert
+just that fix, rebuild, and require that the cases guarding it now FAIL
+(and pass on the unmodified tree). A case is a corpus id (family/name) or a
+pytest node id (file::test). Prints a table; exits 1 if any case survives
+its fix's removal. Run: make prove-fixes"""
 import shutil
 import subprocess
 import sys
@@ -36,6 +37,51 @@ REVERTS = [
       "hazards/unshare-userns-denied", "hazards/clone-userns-denied", "hazards/fsopen-denied",
       "hazards/open-tree-denied", "hazards/add-key-denied", "hazards/keyctl-denied",
       "hazards/ptrace-denied", "hazards/perf-event-open-denied", "hazards/bpf-denied"]),
+    # Containment closure (resource ceilings, /dev, hostname, host death, serve).
+    ("memory ceiling (RLIMIT_DATA)", "launcher/ceilings.c",
+     'cap_code rc = lower(RLIMIT_DATA, "RLIMIT_DATA", mem, mem, err);', "cap_code rc = CAP_OK; (void)mem;",
+     ["guests/off-heap-buffer-bomb-bounded", "guests/wasm-memory-bomb-bounded",
+      "hazards/native-memory-bounded", "hazards/threads-bounded", "hazards/rlimits-in-force",
+      "cells/memory-ceiling-below-heap-limit"]),
+    ("CPU ceiling (RLIMIT_CPU)", "launcher/ceilings.c",
+     'if (!rc) rc = lower(RLIMIT_CPU, "RLIMIT_CPU", cpu, cpu + 1, err);', "(void)cpu;",
+     ["cells/cpu-ceiling", "cells/cpu-ceiling-sigxcpu-handled"]),
+    ("file-size ceiling (RLIMIT_FSIZE)", "launcher/ceilings.c",
+     'if (!rc) rc = lower(RLIMIT_FSIZE, "RLIMIT_FSIZE", fsize, fsize, err);', "(void)fsize;",
+     ["guests/file-size-bounded"]),
+    ("open-files ceiling (RLIMIT_NOFILE)", "launcher/ceilings.c",
+     'if (!rc) rc = lower(RLIMIT_NOFILE, "RLIMIT_NOFILE", nofile, nofile, err);', "(void)nofile;",
+     ["guests/open-files-bounded"]),
+    ("ceiling exits reported as CELL_RESOURCE_LIMIT", "host/cell.c",
+     "  if (ceiling_failure(c, tail, err)) return err->code;\n  if (c->exited && WIFSIGNALED",
+     "  if (c->exited && WIFSIGNALED", ["cells/heap-bomb", "cells/cpu-ceiling"]),
+    ("one process per cell (seccomp fork/vfork/clone)", "common/seccomp_policy.c",
+     "SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));",
+     "SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));\n  if (rc == 0) { seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fork), 0); }",
+     ["hazards/process-creation-denied"]),
+    ("/dev remounted read-only", "launcher/bwrap_argv.c",
+     '  ok = ok && push(l, "--remount-ro") && push(l, "/dev");\n', "",
+     ["hazards/dev-read-only", "guests/dev-not-writable"]),
+    ("neutral hostname", "launcher/bwrap_argv.c", '"--hostname", LAUNCH_CELL_HOSTNAME,', "",
+     ["hazards/hostname-neutral", "guests/hostname-neutral"]),
+    ("supervisor dies with the host (PR_SET_PDEATHSIG)", "host/call_supervisor.c",
+     "if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);", "(void)parent;",
+     ["pytest/test_containment.py::test_cells_and_supervisors_die_with_a_sigkilled_serve"]),
+    ("dead hosts' staging swept at start", "host/staging.c", "  staging_sweep(base);\n", "",
+     ["pytest/test_containment.py::test_cells_and_supervisors_die_with_a_sigkilled_serve",
+      "pytest/test_containment.py::test_cells_die_with_a_sigkilled_one_shot_call"]),
+    ("sweep spares a live host (owner lock)", "host/staging.c",
+     "flock(lock, LOCK_EX | LOCK_NB) == 0 && ", "",
+     ["pytest/test_containment.py::test_sweep_never_touches_a_live_hosts_staging"]),
+    ("serve writes stdout without blocking", "host/serve.c",
+     "fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK);", "",
+     ["pytest/test_containment.py::test_sigterm_with_a_client_that_never_reads"]),
+    ("queued calls expire (queueTimeoutMs)", "host/serve.c",
+     "int timeout = expire_queued(&s);", "int timeout = -1;",
+     ["serve/queue-timeout", "pytest/test_containment.py::test_queued_call_times_out_on_time"]),
+    ("re-encoded verdict checked in the supervisor", "host/call_supervisor.c",
+     "if (text && strlen(text) > limit) {", "if (text && strlen(text) > limit && 0) {",
+     ["serve/result-reencodes-past-limit"]),
     ("absolute mount destinations (no '--' option injection)", "common/launch_doc.c",
      "  return so_is_plain_absolute(dest);\n}", "  return dest[0] != '\\0';\n}",
      ["launch/runtime-dest-option"]),
@@ -52,11 +98,11 @@ KNOWN_SURVIVORS = {
 
 def run_cases(tree, cases):
     bindir = tree / "build" / "bin"
-    ids = [f"pytest/test_attack_corpus.py::test_case[{c}]" for c in cases]
-    p = subprocess.run(["/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        "-p", "no:matrix_plugin", *ids], cwd=tree, capture_output=True, text=True,
-                       env={"PATH": "/usr/local/bin:/usr/bin:/bin", "CAPSULE_BIN": str(bindir)})
-    failed = {c for c in cases if f"test_case[{c}]" in p.stdout and f"FAILED pytest/test_attack_corpus.py::test_case[{c}]" in p.stdout}
+    ids = {c: c if "::" in c else f"pytest/test_attack_corpus.py::test_case[{c}]" for c in cases}
+    p = subprocess.run(["/usr/bin/python3", "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider",
+                        "-p", "no:matrix_plugin", *ids.values()], cwd=tree, capture_output=True,
+                       text=True, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "CAPSULE_BIN": str(bindir)})
+    failed = {c for c, node in ids.items() if f"FAILED {node}" in p.stdout}
     return failed, p
 
 
@@ -90,9 +136,9 @@ def main():
                 if c not in failed and not known:
                     survivors.append((fix, c))
     width = max(len(r[0]) for r in rows)
-    print(f"{'fix reverted':<{width}}  {'case':<36}  with fix  reverted")
+    print(f"{'fix reverted':<{width}}  {'case':<44}  with fix  reverted")
     for fix, c, verdict in rows:
-        print(f"{fix:<{width}}  {c:<36}  pass      {verdict}")
+        print(f"{fix:<{width}}  {c.replace('pytest/test_containment.py', 'containment'):<44}  pass      {verdict}")
     if survivors:
         sys.exit(f"{len(survivors)} case(s) do not depend on their fix: {survivors}")
     proven = sum(1 for r in rows if r[2].startswith("FAILS"))

@@ -69,7 +69,9 @@
   X(INPUT_INVALID)                                                             \
   X(BUSY)                                                                      \
   X(CALL_CANCELLED)                                                            \
-  X(INTERNAL)
+  X(INTERNAL)                                                                  \
+  X(CELL_RESOURCE_LIMIT)                                                       \
+  X(QUEUE_TIMEOUT)
 
 typedef enum {
   CAP_OK = 0,

@@ -96,6 +96,23 @@ static cap_code parse_mount(const json_t *m, ld_mount *out, cap_error *err) {
   return CAP_OK;
 }
 
+/* Every ceiling is required: a document without one would run a cell
+ * with the host's own limits. */
+static cap_code parse_ceilings(const json_t *c, ld_ceilings *out, cap_error *err) {
+  static const char *const keys[] = {"memoryBytes", "cpuSeconds", "fileBytes", "openFiles", NULL};
+  if (!sj_keys(c, keys, keys, CAP_E_LAUNCH_DOC_INVALID, "launch document ceilings", err) ||
+      !sj_opt_uint(c, "memoryBytes", LAUNCH_MIN_MEMORY_BYTES, 1LL << 46, &out->memory_bytes,
+                   CAP_E_LAUNCH_DOC_INVALID, "ceilings", err) ||
+      !sj_opt_uint(c, "cpuSeconds", 1, 1LL << 31, &out->cpu_seconds, CAP_E_LAUNCH_DOC_INVALID,
+                   "ceilings", err) ||
+      !sj_opt_uint(c, "fileBytes", 1, 1LL << 46, &out->file_bytes, CAP_E_LAUNCH_DOC_INVALID,
+                   "ceilings", err) ||
+      !sj_opt_uint(c, "openFiles", LAUNCH_MIN_OPEN_FILES, 1 << 20, &out->open_files,
+                   CAP_E_LAUNCH_DOC_INVALID, "ceilings", err))
+    return CAP_E_LAUNCH_DOC_INVALID;
+  return CAP_OK;
+}
+
 cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
                           cap_error *err) {
   memset(doc, 0, sizeof *doc);
@@ -108,7 +125,7 @@ cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
   }
   doc->json = root;
   static const char *const keys[] = {"protocol", "bwrap", "tmpfsBytes", "node", "seccompSha256",
-                                     "mounts", NULL};
+                                     "ceilings", "mounts", NULL};
   static const char *const bw_keys[] = {"path", "dev", "ino", NULL};
   static const char *const node_keys[] = {"permissionFlag", "maxOldSpaceSizeMb", "disableSigusr1", NULL};
   const char *protocol;
@@ -159,6 +176,7 @@ cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
     goto fail;
   }
   doc->disable_sigusr1 = json_is_true(sig);
+  if (parse_ceilings(json_object_get(root, "ceilings"), &doc->ceilings, err) != CAP_OK) goto fail;
   if (!sj_array(root, "mounts", &mounts, CAP_E_LAUNCH_DOC_INVALID, "launch document", err))
     goto fail;
   if (json_array_size(mounts) > LAUNCH_DOC_MAX_MOUNTS) {

@@ -17,6 +17,10 @@
 #define LAUNCH_NODE_DEST "/runtime/node"
 #define LAUNCH_GUEST_DIR "/guest/"
 #define LAUNCH_WORKSPACE_DIR "/workspace/"
+#define LAUNCH_CELL_HOSTNAME "capsule"
+/* Bounds on each ceiling the document may carry (and config accepts). */
+#define LAUNCH_MIN_MEMORY_BYTES (64LL << 20)
+#define LAUNCH_MIN_OPEN_FILES 64
 
 typedef enum { LD_RUNTIME, LD_GUEST, LD_WORKSPACE_READ } ld_label;
 
@@ -30,6 +34,15 @@ typedef struct {
   const char *sha256; /* guest only */
 } ld_mount;
 
+/* Per-process resource ceilings the launcher sets (setrlimit) before it
+ * execs bwrap; every process of the cell inherits them. */
+typedef struct {
+  long long memory_bytes; /* RLIMIT_DATA: heap, off-heap buffers, wasm, stacks */
+  long long cpu_seconds;  /* RLIMIT_CPU soft; the hard limit is one second more */
+  long long file_bytes;   /* RLIMIT_FSIZE */
+  long long open_files;   /* RLIMIT_NOFILE */
+} ld_ceilings;
+
 typedef struct {
   json_t *json; /* owns every string below */
   const char *bwrap_path;
@@ -39,6 +52,7 @@ typedef struct {
   const char *permission_flag; /* "--permission" or "--experimental-permission" */
   const char *seccomp_sha256;  /* digest of the filter the host attested */
   bool disable_sigusr1;
+  ld_ceilings ceilings;
   ld_mount mounts[LAUNCH_DOC_MAX_MOUNTS];
   size_t mount_count;
 } launch_doc;

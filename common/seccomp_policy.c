@@ -66,6 +66,13 @@ static scmp_filter_ctx build(cap_error *err) {
                                   SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
   rc = rc ? rc : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
                                   SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+  /* One process per cell: no fork, vfork or process-creating clone (only
+   * threads). This is the process ceiling, for root and unprivileged
+   * hosts alike (RLIMIT_NPROC is per user and ignored for root). */
+  rc = rc ? rc : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(fork), 0);
+  rc = rc ? rc : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(vfork), 0);
+  rc = rc ? rc : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+                                  SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
   if (rc != 0) {
     cap_fail(err, CAP_E_INTERNAL, "cannot build seccomp filter: %s", strerror(-rc));
     seccomp_release(ctx);

@@ -189,6 +189,9 @@ cap_code host_attest(host *h, cap_error *err) {
                                 "disableSigusr1", h->disable_sigusr1, "noAddons", 1));
   json_object_set_new(report, "cellProbeSha256", json_string(h->probe_js.sha256));
   json_object_set_new(report, "seccompSha256", json_string(h->seccomp_sha256));
+  json_object_set_new(report, "ceilings", host_ceilings_report(&h->cfg.limits));
+  json_object_set_new(report, "cellWorld", json_pack("{s:s,s:b}", "hostname", LAUNCH_CELL_HOSTNAME,
+                                                "devWritable", 0));
   h->attestation = report;
   return CAP_OK;
 }

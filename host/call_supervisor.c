@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,7 +18,11 @@ static void on_cancel(int sig) {
   cell_cancel_requested = 1;
 }
 
-static void supervise(host *h, const char *tool, const json_t *input, int out) {
+static void supervise(host *h, const char *tool, const json_t *input, int out, pid_t parent) {
+  /* A SIGKILLed host takes its supervisors with it, and each supervisor's
+   * death kills its launcher/bwrap (their own PDEATHSIG): no cell outlives
+   * the host. The getppid check closes the window before prctl. */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_cancel;
@@ -37,6 +42,21 @@ static void supervise(host *h, const char *tool, const json_t *input, int out) {
     verdict = json_pack("{s:b,s:{s:s,s:s}}", "ok", 0, "error", "code", cap_code_name(err.code),
                         "message", err.message);
   char *text = verdict ? json_dumps(verdict, JSON_COMPACT) : NULL;
+  /* A result within maxFrameBytes can re-encode longer (jansson prints
+   * every double with 17 digits): the documented code, not INTERNAL. */
+  size_t limit = 2 * (size_t)h->cfg.limits.max_frame_bytes;
+  if (text && strlen(text) > limit) {
+    size_t got = strlen(text);
+    free(text);
+    json_decref(verdict);
+    char msg[200];
+    snprintf(msg, sizeof msg, "the call result re-encodes to %zu bytes, more than 2 x "
+             "maxFrameBytes (%zu)", got, limit);
+    verdict = json_pack("{s:b,s:{s:s,s:s}}", "ok", 0, "error", "code", "FRAME_TOO_LARGE",
+                        "message", msg);
+    text = verdict ? json_dumps(verdict, JSON_COMPACT) : NULL;
+  }
+  json_decref(verdict);
   if (text) so_write_all(out, text, strlen(text));
   _exit(text ? 0 : 1); /* no atexit: staging belongs to the serving parent */
 }
@@ -47,6 +67,7 @@ cap_code supervisor_start(host *h, const char *tool, const json_t *input, call_s
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0)
     return cap_fail(err, CAP_E_LAUNCH_FAILED, "pipe: %s", strerror(errno));
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     close(p[0]);
@@ -55,7 +76,7 @@ cap_code supervisor_start(host *h, const char *tool, const json_t *input, call_s
   }
   if (pid == 0) {
     close(p[0]);
-    supervise(h, tool, input, p[1]);
+    supervise(h, tool, input, p[1], parent);
   }
   close(p[1]);
   s->pid = pid;
@@ -79,9 +100,15 @@ bool supervisor_read(call_supervisor *s, size_t max) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return true; /* EAGAIN */
     if (n == 0) return false;
-    if (s->len + (size_t)n > max) continue; /* oversize verdicts become INTERNAL */
+    if (s->overflow || s->len + (size_t)n > max) {
+      s->overflow = true;
+      continue;
+    }
     char *p = realloc(s->buf, s->len + (size_t)n + 1);
-    if (!p) continue;
+    if (!p) {
+      s->overflow = true;
+      continue;
+    }
     s->buf = p;
     memcpy(s->buf + s->len, chunk, (size_t)n);
     s->len += (size_t)n;
@@ -89,8 +116,12 @@ bool supervisor_read(call_supervisor *s, size_t max) {
   }
 }
 
+size_t supervisor_verdict_max(const host_limits *lim) {
+  return 2 * (size_t)lim->max_frame_bytes + 4096;
+}
+
 json_t *supervisor_verdict(call_supervisor *s) {
-  json_t *v = s->buf ? json_loadb(s->buf, s->len, 0, NULL) : NULL;
+  json_t *v = s->buf && !s->overflow ? json_loadb(s->buf, s->len, 0, NULL) : NULL;
   if (!v)
     v = json_pack("{s:b,s:{s:s,s:s}}", "ok", 0, "error", "code", "INTERNAL", "message",
                   "call supervisor ended without a verdict");

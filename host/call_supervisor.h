@@ -19,12 +19,18 @@ typedef struct {
   int result_fd;
   char *buf;
   size_t len;
+  bool overflow; /* more than the verdict limit arrived: the rest is discarded */
   bool exited;
 } call_supervisor;
 
 cap_code supervisor_start(host *h, const char *tool, const json_t *input, call_supervisor *s,
                           cap_error *err);
-/* Reads what is available; returns false once the pipe reached EOF. */
+/* The largest verdict a supervisor writes: a result re-encoded by the host
+ * may not exceed 2 x maxFrameBytes (the supervisor checks), plus room for
+ * the envelope and an error verdict. */
+size_t supervisor_verdict_max(const host_limits *lim);
+/* Reads what is available; returns false once the pipe reached EOF. Past
+ * max it keeps draining but stores nothing more (no spliced verdict). */
 bool supervisor_read(call_supervisor *s, size_t max);
 /* After exit: {"ok":true,"result":{...}} or {"ok":false,"error":{...}}. */
 json_t *supervisor_verdict(call_supervisor *s);

@@ -269,6 +269,40 @@ json_t *cell_timings_json(const cell *c) {
                    "totalMs", span(c->t_spawn, c->t_joined));
 }
 
+/* The signal that ended the cell's program: bwrap exits 128+N when its
+ * child died by signal N (a guest could fake this with exit(128+N), and so
+ * only misname its own failure). */
+static int cell_death_signal(const cell *c) {
+  if (!c->exited) return 0;
+  if (WIFSIGNALED(c->wait_status)) return WTERMSIG(c->wait_status);
+  if (WIFEXITED(c->wait_status) && WEXITSTATUS(c->wait_status) > 128)
+    return WEXITSTATUS(c->wait_status) - 128;
+  return 0;
+}
+
+/* A cell that hit one of its ceilings fails with CELL_RESOURCE_LIMIT naming
+ * it; returns CAP_OK when the exit was not a ceiling. */
+static cap_code ceiling_failure(const cell *c, const char *tail, cap_error *err) {
+  const host_limits *l = c->lim;
+  int sig = cell_death_signal(c);
+  bool oom = c->stderr_buf && strstr(c->stderr_buf, "out of memory");
+  if ((sig == SIGABRT || sig == SIGTRAP || sig == SIGSEGV) && oom)
+    return cap_fail(err, CAP_E_CELL_RESOURCE_LIMIT,
+                    "memory: the cell ran out of memory (maxCellMemoryMb %lld, "
+                    "maxOldSpaceSizeMb %lld); stderr: %s",
+                    l->max_cell_memory_mb, l->max_old_space_size_mb, tail);
+  if (sig == SIGXCPU || sig == SIGKILL)
+    return cap_fail(err, CAP_E_CELL_RESOURCE_LIMIT,
+                    "cpu: the cell used its CPU time (maxCellCpuSeconds %lld; %s)",
+                    l->max_cell_cpu_seconds,
+                    sig == SIGXCPU ? "SIGXCPU" : "SIGKILL at the hard limit or by the kernel");
+  if (sig == SIGXFSZ)
+    return cap_fail(err, CAP_E_CELL_RESOURCE_LIMIT,
+                    "file size: the cell wrote past maxCellFileBytes %lld",
+                    l->max_cell_file_bytes);
+  return CAP_OK;
+}
+
 static cap_code exited_early(cell *c, cap_error *err) {
   /* Give the process a moment to be reaped so the status is meaningful. */
   long long until = mono_ms() + 200;
@@ -279,6 +313,7 @@ static cap_code exited_early(cell *c, cap_error *err) {
   }
   char tail[400];
   cell_stderr_tail(c, tail, sizeof tail);
+  if (ceiling_failure(c, tail, err)) return err->code;
   if (c->exited && WIFSIGNALED(c->wait_status))
     return cap_fail(err, CAP_E_CELL_EXITED, "cell ended by signal %d before answering; stderr: %s",
                     WTERMSIG(c->wait_status), tail);
@@ -372,6 +407,9 @@ cap_code cell_shutdown(cell *c, cap_error *err) {
   if (c->rx.len > 0)
     return cap_fail(err, CAP_E_FRAME_TRAILING_DATA, "cell sent %zu bytes after shutdown.ack",
                     c->rx.len);
+  char tail[400];
+  cell_stderr_tail(c, tail, sizeof tail);
+  if (ceiling_failure(c, tail, err)) return err->code;
   if (!WIFEXITED(c->wait_status) || WEXITSTATUS(c->wait_status) != 0)
     return cap_fail(err, CAP_E_CELL_EXITED, "cell exited with status 0x%x after shutdown",
                     (unsigned)c->wait_status);

@@ -42,7 +42,16 @@ static const limit_field limit_fields[] = {
     LIMIT("maxQueuedCalls", max_queued_calls, 32, 0, 100000),
     LIMIT("maxOldSpaceSizeMb", max_old_space_size_mb, 128, 16, 1 << 20),
     LIMIT("tmpfsBytes", tmpfs_bytes, 16777216, 4096, 1LL << 40),
+    /* Beyond the seed: how long a serve call may wait for a cell, and the
+     * per-process ceilings of every cell (launcher setrlimit). */
+    LIMIT("queueTimeoutMs", queue_timeout_ms, 10000, 1, 86400000),
+    LIMIT("maxCellMemoryMb", max_cell_memory_mb, 512, 64, 1 << 20),
+    LIMIT("maxCellCpuSeconds", max_cell_cpu_seconds, 60, 1, 86400),
+    LIMIT("maxCellFileBytes", max_cell_file_bytes, 16777216, 1, 1LL << 40),
+    LIMIT("maxCellOpenFiles", max_cell_open_files, 256, 64, 1 << 20),
 };
+/* Node itself maps about 60 MiB of private data before the heap grows. */
+#define CELL_MEMORY_HEADROOM_MB 64
 #define LIMIT_COUNT (sizeof limit_fields / sizeof limit_fields[0])
 
 void config_defaults(host_config *cfg) {
@@ -130,6 +139,10 @@ cap_code config_parse(const char *text, size_t len, host_config *cfg, cap_error 
     if (!sj_opt_uint(root, key, f->min, f->max, slot, CAP_E_CONFIG_INVALID, "config", err))
       return err->code;
   }
+  if (cfg->limits.max_cell_memory_mb < cfg->limits.max_old_space_size_mb + CELL_MEMORY_HEADROOM_MB)
+    return BAD("config.maxCellMemoryMb (%lld) must be at least maxOldSpaceSizeMb + %d (%lld)",
+               cfg->limits.max_cell_memory_mb, CELL_MEMORY_HEADROOM_MB,
+               cfg->limits.max_old_space_size_mb + CELL_MEMORY_HEADROOM_MB);
   if (!sj_opt_string(root, "bubblewrapCommand", &cfg->bubblewrap_command,
                      CAP_E_CONFIG_INVALID, "config", err))
     return err->code;

@@ -29,7 +29,8 @@ typedef struct {
       max_contributions, max_json_nodes, max_json_depth, startup_timeout_ms,
       call_timeout_ms, shutdown_timeout_ms, process_grace_ms,
       max_concurrent_calls, max_queued_calls, max_old_space_size_mb,
-      tmpfs_bytes;
+      tmpfs_bytes, queue_timeout_ms, max_cell_memory_mb, max_cell_cpu_seconds,
+      max_cell_file_bytes, max_cell_open_files;
 } host_limits;
 
 typedef struct {

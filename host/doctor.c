@@ -132,6 +132,14 @@ int doctor_run(host *h) {
     add(&r, "node", ok ? CAP_OK : CAP_E_RUNTIME_UNSUPPORTED, detail, FIX_NODE);
     free(out);
   }
+  /* Ceilings use only what every kernel gives every user (rlimits, seccomp):
+   * nothing to install, and no cgroup is ever needed or touched. */
+  snprintf(detail, sizeof detail,
+           "rlimits (memory RLIMIT_DATA %lld MiB, cpu %lld s, file %lld bytes, %lld open files) "
+           "and seccomp (one process per cell): available for root and plain users",
+           h->cfg.limits.max_cell_memory_mb, h->cfg.limits.max_cell_cpu_seconds,
+           h->cfg.limits.max_cell_file_bytes, h->cfg.limits.max_cell_open_files);
+  add(&r, "cell-ceilings", CAP_OK, detail, NULL);
   if (r.ok) {
     memset(&err, 0, sizeof err);
     cap_code a = host_attest(h, &err);

@@ -48,5 +48,8 @@ void host_close(host *h);
 
 /* Launch document for a guest artifact; cap may be NULL (the cell probe). */
 char *host_launch_doc(const host *h, const staged_file *guest, const loaded_capsule *cap);
+/* The ceilings every cell runs under and the mechanism enforcing each, for
+ * the attestation report (the launch document carries the same values). */
+json_t *host_ceilings_report(const host_limits *lim);
 
 #endif

@@ -32,13 +32,34 @@ char *host_launch_doc(const host *h, const staged_file *guest, const loaded_caps
                           cap->cfg->workspace_root, "path", f->path, "dest", dest, "dev",
                           (json_int_t)f->dev, "ino", (json_int_t)f->ino));
   }
+  const host_limits *lim = &h->cfg.limits;
+  json_t *ceilings = json_pack("{s:I,s:I,s:I,s:I}", "memoryBytes",
+                               (json_int_t)lim->max_cell_memory_mb << 20, "cpuSeconds",
+                               (json_int_t)lim->max_cell_cpu_seconds, "fileBytes",
+                               (json_int_t)lim->max_cell_file_bytes, "openFiles",
+                               (json_int_t)lim->max_cell_open_files);
   json_t *doc = json_pack(
-      "{s:s,s:{s:s,s:I,s:I},s:I,s:{s:s,s:I,s:b},s:s,s:o}", "protocol", LAUNCH_DOC_PROTOCOL, "bwrap",
+      "{s:s,s:{s:s,s:I,s:I},s:I,s:{s:s,s:I,s:b},s:s,s:o,s:o}", "protocol", LAUNCH_DOC_PROTOCOL, "bwrap",
       "path", h->bwrap.path, "dev", (json_int_t)h->bwrap.dev, "ino", (json_int_t)h->bwrap.ino,
       "tmpfsBytes", (json_int_t)h->cfg.limits.tmpfs_bytes, "node", "permissionFlag",
       h->permission_flag, "maxOldSpaceSizeMb", (json_int_t)h->cfg.limits.max_old_space_size_mb,
-      "disableSigusr1", h->disable_sigusr1, "seccompSha256", h->seccomp_sha256, "mounts", mounts);
+      "disableSigusr1", h->disable_sigusr1, "seccompSha256", h->seccomp_sha256, "ceilings", ceilings, "mounts", mounts);
   char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
   json_decref(doc);
   return text;
+}
+
+json_t *host_ceilings_report(const host_limits *lim) {
+  return json_pack(
+      "{s:{s:I,s:s},s:{s:I,s:s},s:{s:I,s:s},s:{s:I,s:s},s:{s:i,s:s},s:{s:n,s:s},s:{s:b,s:s}}",
+      "memoryBytes", "limit", (json_int_t)lim->max_cell_memory_mb << 20, "mechanism",
+      "RLIMIT_DATA per process (heap, off-heap buffers, wasm memory, thread stacks)",
+      "cpuSeconds", "limit", (json_int_t)lim->max_cell_cpu_seconds, "mechanism",
+      "RLIMIT_CPU (SIGXCPU, SIGKILL one second later)", "fileBytes", "limit",
+      (json_int_t)lim->max_cell_file_bytes, "mechanism", "RLIMIT_FSIZE", "openFiles", "limit",
+      (json_int_t)lim->max_cell_open_files, "mechanism", "RLIMIT_NOFILE", "processes", "limit", 1,
+      "mechanism", "seccomp: fork, vfork and clone without CLONE_THREAD fail with EPERM",
+      "threads", "limit", "mechanism", "no count; each thread stack is counted by RLIMIT_DATA",
+      "cgroup", "used", 0, "mechanism",
+      "none: no cgroup is created, joined or modified (see THREAT_MODEL, Not claimed)");
 }

@@ -31,7 +31,7 @@ typedef struct {
   json_t *id;
   char *tool;
   json_t *input;
-  long long started_ms;
+  long long arrived_ms, started_ms;
   bool running, cancelled;
   call_supervisor sup;
 } call_slot;
@@ -46,7 +46,17 @@ typedef struct {
   char *line;
   size_t line_len;
   bool discarding; /* inside an over-long line */
+  /* Outbound bytes not yet accepted by stdout (non-blocking): a stalled
+   * client never blocks the loop, and stdin is not read while this is above
+   * the high-water mark, so it holds at most that plus the answers of calls
+   * already admitted. */
+  char *out;
+  size_t out_len, out_cap;
+  bool out_broken; /* stdout closed or failed: answers are dropped */
 } server;
+
+/* The one server, for send_message (the loop is single-threaded). */
+static server *the_server;
 
 /* Forgets slot i (its request is answered or dropped). */
 static void drop_slot(server *s, size_t i) {
@@ -58,14 +68,48 @@ static void drop_slot(server *s, size_t i) {
   s->count--;
 }
 
+static size_t out_high_water(const server *s) {
+  return 4 * (size_t)s->h->cfg.limits.max_frame_bytes;
+}
+
 static void send_message(json_t *msg) {
+  server *s = the_server;
   char *text = json_dumps(msg, JSON_COMPACT);
   json_decref(msg);
   if (!text) return;
   size_t n = strlen(text);
-  text[n] = '\n';
-  so_write_all(1, text, n + 1);
+  if (!s->out_broken && s->out_len + n + 1 > s->out_cap) {
+    size_t cap = s->out_cap ? s->out_cap : 65536;
+    while (cap < s->out_len + n + 1) cap *= 2;
+    char *p = realloc(s->out, cap);
+    if (!p) s->out_broken = true; /* cannot buffer: the client is gone for us */
+    else s->out = p, s->out_cap = cap;
+  }
+  if (!s->out_broken) {
+    memcpy(s->out + s->out_len, text, n);
+    s->out[s->out_len + n] = '\n';
+    s->out_len += n + 1;
+  }
   free(text);
+}
+
+/* Writes what stdout accepts now; never blocks. */
+static void flush_out(server *s) {
+  if (s->out_len == 0) return;
+  size_t off = 0;
+  while (!s->out_broken && off < s->out_len) {
+    ssize_t n = write(1, s->out + off, s->out_len - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) break;
+    if (n <= 0) {
+      s->out_broken = true; /* EPIPE: the client left; shutdown follows from stdin */
+      break;
+    }
+    off += (size_t)n;
+  }
+  if (s->out_broken) off = s->out_len;
+  memmove(s->out, s->out + off, s->out_len - off);
+  s->out_len -= off;
 }
 
 static void send_result(const json_t *id, json_t *result) {
@@ -128,6 +172,7 @@ static const json_t *find_tool(const server *s, const char *name) {
 }
 
 static void start_next(server *s) {
+  if (s->shutting_down) return; /* queued calls are answered by begin_shutdown */
   while (s->running < (size_t)s->h->cfg.limits.max_concurrent_calls && s->running < s->count) {
     call_slot *c = &s->slots[s->running];
     cap_error err = {0};
@@ -174,6 +219,7 @@ static void handle_call(server *s, const json_t *id, const json_t *params) {
   call_slot *c = &s->slots[s->count++];
   memset(c, 0, sizeof *c);
   c->id = json_deep_copy(id);
+  c->arrived_ms = mono_ms();
   c->tool = strdup(name);
   c->input = args ? json_deep_copy(args) : json_object();
   start_next(s);
@@ -329,6 +375,27 @@ static void finish_call(server *s, size_t i) {
   start_next(s);
 }
 
+/* Queued calls that waited queueTimeoutMs fail with QUEUE_TIMEOUT; returns
+ * the milliseconds until the next one would expire (-1: none queued). */
+static int expire_queued(server *s) {
+  long long now = mono_ms(), wait = s->h->cfg.limits.queue_timeout_ms, next = -1;
+  for (size_t i = s->running; i < s->count;) {
+    call_slot *c = &s->slots[i];
+    long long left = c->arrived_ms + wait - now;
+    if (left > 0) {
+      if (next < 0 || left < next) next = left;
+      i++;
+      continue;
+    }
+    char msg[200];
+    snprintf(msg, sizeof msg, "QUEUE_TIMEOUT: no cell became free within queueTimeoutMs %lld "
+             "(maxConcurrentCalls %lld)", wait, s->h->cfg.limits.max_concurrent_calls);
+    send_error(c->id, JSONRPC_SERVER_BUSY, msg, "QUEUE_TIMEOUT");
+    drop_slot(s, i);
+  }
+  return next < 0 ? -1 : next > 1000000 ? 1000000 : (int)next;
+}
+
 static void begin_shutdown(server *s) {
   /* Queued calls never start; running ones are cancelled and joined. */
   while (s->count > s->running) {
@@ -356,22 +423,28 @@ int serve_run(host *h) {
   sigprocmask(SIG_BLOCK, &mask, NULL);
   int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (!s.line || sfd < 0) return 1;
+  the_server = &s;
+  fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK);
   fprintf(stderr, "capsule-host: serving %zu tools and %zu prompt sections\n",
           json_array_size(json_object_get(s.registry, "tools")),
           json_array_size(json_object_get(s.registry, "promptSections")));
   for (;;) {
     if (s.shutting_down) begin_shutdown(&s);
     if (s.shutting_down && s.running == 0) break;
-    size_t nfds = 2 + 2 * s.running;
+    int timeout = expire_queued(&s);
+    flush_out(&s);
+    bool backlogged = s.out_len > out_high_water(&s);
+    size_t nfds = 3 + 2 * s.running;
     struct pollfd *p = calloc(nfds, sizeof *p);
     if (!p) break;
-    p[0] = (struct pollfd){s.shutting_down ? -1 : 0, POLLIN, 0};
+    p[0] = (struct pollfd){s.shutting_down || backlogged ? -1 : 0, POLLIN, 0};
     p[1] = (struct pollfd){sfd, POLLIN, 0};
+    p[2] = (struct pollfd){s.out_len ? 1 : -1, POLLOUT, 0};
     for (size_t i = 0; i < s.running; i++) {
-      p[2 + 2 * i] = (struct pollfd){s.slots[i].sup.result_fd, POLLIN, 0};
-      p[3 + 2 * i] = (struct pollfd){s.slots[i].sup.pidfd, POLLIN, 0};
+      p[3 + 2 * i] = (struct pollfd){s.slots[i].sup.result_fd, POLLIN, 0};
+      p[4 + 2 * i] = (struct pollfd){s.slots[i].sup.pidfd, POLLIN, 0};
     }
-    int r = poll(p, nfds, -1);
+    int r = poll(p, nfds, timeout);
     if (r < 0 && errno != EINTR) {
       free(p);
       break;
@@ -383,9 +456,10 @@ int serve_run(host *h) {
     /* Finished supervisors first (from the end, as finishing shifts slots). */
     for (size_t i = s.running; i-- > 0;) {
       call_slot *c = &s.slots[i];
-      if (p[2 + 2 * i].revents) supervisor_read(&c->sup, (size_t)h->cfg.limits.max_frame_bytes * 2);
-      if (p[3 + 2 * i].revents) {
-        while (supervisor_read(&c->sup, (size_t)h->cfg.limits.max_frame_bytes * 2)) {
+      size_t max = supervisor_verdict_max(&h->cfg.limits);
+      if (p[3 + 2 * i].revents) supervisor_read(&c->sup, max);
+      if (p[4 + 2 * i].revents) {
+        while (supervisor_read(&c->sup, max)) {
           struct pollfd w = {c->sup.result_fd, POLLIN, 0};
           if (poll(&w, 1, 100) <= 0) break; /* it exited: the pipe drains at once */
         }
@@ -396,7 +470,15 @@ int serve_run(host *h) {
     if (p[0].revents) read_stdin(&s);
     free(p);
   }
+  /* Answers still buffered get shutdownTimeoutMs to leave; a client that
+   * does not read them cannot hold the host. */
+  long long until = mono_ms() + h->cfg.limits.shutdown_timeout_ms;
+  for (flush_out(&s); s.out_len && !s.out_broken && mono_ms() < until; flush_out(&s)) {
+    struct pollfd w = {1, POLLOUT, 0};
+    poll(&w, 1, (int)(until - mono_ms() > 0 ? until - mono_ms() : 0));
+  }
   close(sfd);
+  free(s.out);
   free(s.line);
   free(s.slots);
   json_decref(s.registry);

@@ -16,14 +16,27 @@ typedef struct {
   char sha256[SHA256_HEX_LEN + 1];
 } staged_file;
 
+/* Every staging directory holds this file, flock'ed by its host for the
+ * host's lifetime (and its forked supervisors', which share the lock). */
+#define STAGING_LOCK_NAME "owner.lock"
+#define STAGING_PREFIX "dsh-capsule-"
+
 typedef struct {
   char dir[4096];
   int dirfd;
+  int lockfd;
   char names[STAGING_MAX_FILES][32];
   size_t count;
 } staging;
 
+/* Sweeps staging left by dead hosts (see staging_sweep), then creates a
+ * fresh directory under $TMPDIR and takes its owner lock. */
 cap_code staging_create(staging *s, cap_error *err);
+/* Removes $TMPDIR/dsh-capsule-* directories of this user whose owner lock
+ * is free (their host was killed); a live host's lock is held, and a
+ * directory without the lock file is not ours to judge. Returns how many
+ * were removed. Best effort: never fails activation. */
+int staging_sweep(const char *base);
 /* Writes bytes as a new 0400 file named `name` and records its identity. */
 cap_code staging_add(staging *s, const char *name, const void *bytes, size_t len,
                      staged_file *out, cap_error *err);

@@ -42,6 +42,8 @@ cap_code bwrap_argv_build(const launch_doc *doc, const int *mount_fds, int secco
       "--unshare-all", "--unshare-user", "--disable-userns",
       "--cap-drop", "ALL", "--die-with-parent", "--new-session",
       "--clearenv", "--setenv", "HOME", "/tmp", "--setenv", "PATH", "/runtime",
+      /* The new UTS namespace starts as a copy of the host's: rename it. */
+      "--hostname", LAUNCH_CELL_HOSTNAME,
       "--proc", "/proc", "--dev", "/dev", NULL};
   l->count = 0;
   l->items[0] = NULL;
@@ -57,6 +59,9 @@ cap_code bwrap_argv_build(const launch_doc *doc, const int *mount_fds, int secco
   }
   /* The empty root itself becomes read-only once every mount point exists. */
   ok = ok && push(l, "--remount-ro") && push(l, "/");
+  /* --dev is a tmpfs of its own (with /dev/shm) that the root's remount
+   * does not cover: without this it is writable and unbounded. */
+  ok = ok && push(l, "--remount-ro") && push(l, "/dev");
   ok = ok && push(l, "--info-fd") && push_num(l, LAUNCHER_INFO_FD);
   ok = ok && push(l, "--seccomp") && push_num(l, seccomp_fd);
   ok = ok && push(l, "--chdir") && push(l, "/tmp");

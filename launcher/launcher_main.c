@@ -13,6 +13,7 @@
 
 #include "bwrap_argv.h"
 #include "cap_error.h"
+#include "ceilings.h"
 #include "digest.h"
 #include "launch_doc.h"
 #include "launcher_fds.h"
@@ -152,6 +153,10 @@ int main(void) {
 
   int seccomp_fd = seccomp_fd_matching(doc.seccomp_sha256, &err);
   if (seccomp_fd < 0) report_and_exit(&err);
+  int highest_fd = seccomp_fd;
+  for (size_t i = 0; i < doc.mount_count; i++)
+    if (mount_fds[i] > highest_fd) highest_fd = mount_fds[i];
+  if (ceilings_apply(&doc.ceilings, highest_fd, &err) != CAP_OK) report_and_exit(&err);
   argv_list argv;
   if (bwrap_argv_build(&doc, mount_fds, seccomp_fd, &argv, &err) != CAP_OK) report_and_exit(&err);
   keep_across_exec(seccomp_fd);

@@ -36,6 +36,12 @@ LIMIT_DEFAULTS = {
     "maxQueuedCalls": 32,
     "maxOldSpaceSizeMb": 128,
     "tmpfsBytes": 16777216,
+    # Beyond the seed: serve's queue deadline and the cell ceilings.
+    "queueTimeoutMs": 10000,
+    "maxCellMemoryMb": 512,
+    "maxCellCpuSeconds": 60,
+    "maxCellFileBytes": 16777216,
+    "maxCellOpenFiles": 256,
 }
 
 

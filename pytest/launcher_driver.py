@@ -23,6 +23,13 @@ def seccomp_digest(lab):
     return seccomp_digest.value
 
 
+def inherit_contract():
+    """dup2 onto the same number keeps close-on-exec (Python opens files
+    non-inheritable): make fds 3-5 reach the launcher whatever they were."""
+    for fd in (3, 4, 5):
+        os.set_inheritable(fd, True)
+
+
 def base_document(lab):
     guest = lab.tmp / "guest.mjs"
     guest.write_text("// launcher test artifact\n")
@@ -36,6 +43,8 @@ def base_document(lab):
         "bwrap": {"path": bwrap, **identity(bwrap)},
         "tmpfsBytes": 1 << 20,
         "seccompSha256": seccomp_digest(lab),
+        "ceilings": {"memoryBytes": 256 << 20, "cpuSeconds": 10, "fileBytes": 1 << 20,
+                     "openFiles": 128},
         "node": {"permissionFlag": "--experimental-permission", "maxOldSpaceSizeMb": 64,
                  "disableSigusr1": False},
         "mounts": [
@@ -57,6 +66,11 @@ def mutate(doc, lab, m):
         doc["mounts"][m["index"]] = merge(doc["mounts"][m["index"]], m["patch"])
     elif kind == "add-mount":
         doc["mounts"].append(m["mount"])
+    elif kind == "runtime-mounts":
+        # Many extra descriptors for the launcher to hold open.
+        node = doc["mounts"][0]
+        for i in range(m["count"]):
+            doc["mounts"].append({**node, "dest": f"/runtime/extra{i}"})
     elif kind == "drop-mount":
         del doc["mounts"][m["index"]]
     elif kind == "guest-bytes-changed":
@@ -113,6 +127,7 @@ def run_launcher(lab, case):
         os.dup2(doc_fd, 3)
         os.dup2(status_w, 4)
         os.dup2(info_w, 5)
+        inherit_contract()
         os.closerange(6, 1024)
 
     p = subprocess.Popen([str(BIN / "capsule-launcher")], stdin=subprocess.DEVNULL,
@@ -141,7 +156,7 @@ def helper_binary():
     src = REPO / HELPER_SRC
     if not out.exists() or out.stat().st_mtime < src.stat().st_mtime:
         out.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["cc", "-static", "-O1", "-o", str(out), str(src)], check=True)
+        subprocess.run(["cc", "-static", "-pthread", "-O1", "-o", str(out), str(src)], check=True)
     return out
 
 
@@ -181,6 +196,7 @@ def run_helper(lab, setup):
         os.dup2(doc_fd, 3)
         os.dup2(status_w, 4)
         os.dup2(info_w, 5)
+        inherit_contract()
         if secret_fd >= 0:
             os.dup2(secret_fd, 9)  # inherited, not close-on-exec
         for fd in range(6, 1024):

@@ -1,8 +1,12 @@
 """Fail-closed matrix: every documented error code, the corpus cases that
-trigger it, and whether each passed in this run. Printed at the end of any
-session that ran corpus cases and written to build/fail-closed-matrix.md;
-with CAPSULE_MATRIX_STRICT=1 the session fails on a gap (a documented code
-without a case, unless ERRORS.md marks it "No corpus case") or a failure."""
+trigger it, and whether each passed in this run; beside it, every claim of
+docs/THREAT_MODEL.md (**[ID]**) and the cases or tests that prove it
+(attack-corpus/claims.json). Printed at the end of any session that ran
+corpus cases and written to build/fail-closed-matrix.md; with
+CAPSULE_MATRIX_STRICT=1 the session fails on a gap (a documented code
+without a case, unless ERRORS.md marks it "No corpus case"; a claim without
+a mapping), a failure, a mapping that names an unknown claim, case or test,
+or a claim all of whose cases ran and none passed."""
 import json
 import os
 import re
@@ -12,6 +16,7 @@ from collections import defaultdict
 from capsule_lab import CORPUS, REPO, expected_codes
 
 OUTCOMES = {}
+TEST_OUTCOMES = {}  # every test's node id -> pass / FAIL / skipped
 STARTED = [None]
 LAST = [None]
 
@@ -33,6 +38,9 @@ def case_codes():
 
 
 def pytest_runtest_logreport(report):
+    if report.failed or report.when == "call" or report.nodeid not in TEST_OUTCOMES:
+        TEST_OUTCOMES[report.nodeid] = ("FAIL" if report.failed else
+                                        "pass" if report.passed else report.outcome)
     if "test_attack_corpus.py::test_case[" not in report.nodeid:
         return
     if STARTED[0] is None:
@@ -65,12 +73,53 @@ def build_matrix():
     return "\n".join(lines), gaps, failures
 
 
+def claim_ids():
+    doc = (REPO / "docs" / "THREAT_MODEL.md").read_text()
+    return list(dict.fromkeys(re.findall(r"\*\*\[([CLR]\d+)\]\*\*", doc)))
+
+
+def case_exists(name):
+    if "::" not in name:
+        return (CORPUS / "cases" / f"{name}.json").exists()
+    path, test = name.split("::", 1)
+    f = REPO / path
+    return f.exists() and f"def {test}(" in f.read_text()
+
+
+def case_outcome(name):
+    node = name if "::" in name else f"pytest/test_attack_corpus.py::test_case[{name}]"
+    return TEST_OUTCOMES.get(node, "not run")
+
+
+def build_claims():
+    mapping = json.loads((CORPUS / "claims.json").read_text())
+    mapping.pop("_", None)
+    ids = claim_ids()
+    problems = [f"claims.json names unknown claim {k}" for k in mapping if k not in ids]
+    rows = []
+    for cid in ids:
+        cases = mapping.get(cid, [])
+        problems += [f"{cid}: no such case or test {c}" for c in cases if not case_exists(c)]
+        ran = [case_outcome(c) for c in cases]
+        passed = ran.count("pass")
+        status = ("GAP" if not cases else "FAIL" if "FAIL" in ran else "ok" if passed
+                  else "not run" if "not run" in ran else "NO PASS")
+        if status in ("GAP", "FAIL", "NO PASS"):
+            problems.append(f"{cid}: {status}")
+        shown = ", ".join(c.replace("pytest/", "") for c in cases[:3]) + (" ..." if len(cases) > 3 else "")
+        rows.append(f"| {cid} | {len(cases)} | {passed} | {status} | {shown} |")
+    table = "\n".join(["| claim | cases | passed | status | examples |", "|---|---:|---:|---|---|", *rows])
+    return table, problems
+
+
 def pytest_terminal_summary(terminalreporter):
     if not OUTCOMES:
         return
     table, gaps, failures = build_matrix()
     wall = LAST[0] - STARTED[0]
-    text = f"# Fail-closed matrix\n\n{table}\n\nCorpus wall time: {wall:.1f} s\n"
+    claims, problems = build_claims()
+    text = (f"# Fail-closed matrix\n\n{table}\n\nCorpus wall time: {wall:.1f} s\n\n"
+            f"# Threat-model claims (docs/THREAT_MODEL.md -> attack-corpus/claims.json)\n\n{claims}\n")
     out = REPO / "build" / "fail-closed-matrix.md"
     out.parent.mkdir(exist_ok=True)
     out.write_text(text)
@@ -80,10 +129,13 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(f"GAPS (documented codes without a case): {gaps}")
     if failures:
         terminalreporter.write_line(f"FAILED CASES: {failures}")
+    if problems:
+        terminalreporter.write_line(f"CLAIM PROBLEMS: {problems}")
 
 
 def pytest_sessionfinish(session, exitstatus):
     if os.environ.get("CAPSULE_MATRIX_STRICT") == "1" and OUTCOMES:
         _, gaps, failures = build_matrix()
-        if gaps or failures:
+        _, problems = build_claims()
+        if gaps or failures or problems:
             session.exitstatus = 1

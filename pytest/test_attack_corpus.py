@@ -186,6 +186,8 @@ def test_case(path, lab):
                         assert all(v not in json.dumps(got) for v in value), (key, got)
                     elif field == "equals":
                         assert got == value, (key, got)
+                    elif field == "below":
+                        assert got["ok"] and got["value"] < value, (key, got)
                     else:
                         assert got.get(field) == value, (key, got)
         assert cell_processes() == []
@@ -252,6 +254,13 @@ def test_case(path, lab):
                 assert all(v not in got.get("detail", "") for v in value), (key, got)
             elif field == "detailIncludes":
                 assert all(v in got.get("detail", "") for v in value), (key, got)
+            elif field == "messageIncludes":
+                assert all(v in got.get("message", "") for v in value), (key, got)
+            elif field == "bytesBelow":
+                # "after N bytes: ..." - how far the guest got before the ceiling
+                import re
+                n = int(re.search(r"after (\d+) bytes", got.get("message", "")).group(1))
+                assert n < value, (key, got)
             elif field == "codeIn":
                 assert got.get("code") in value, (key, got)
             else:

@@ -22,7 +22,8 @@ def test_healthy_machine(lab):
     res, checks = doctor(lab)
     assert res.rc == 0, res
     assert all(c["ok"] for c in checks.values()), checks
-    assert set(checks) == {"bubblewrap", "userns-sysctl", "bwrap-preflight", "bwrap-ro-bind-fd", "node", "attestation"}
+    assert set(checks) == {"bubblewrap", "userns-sysctl", "bwrap-preflight", "bwrap-ro-bind-fd", "node", "cell-ceilings",
+                           "attestation"}
 
 
 @pytest.mark.parametrize("mode,check,code,fix", [

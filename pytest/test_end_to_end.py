@@ -72,6 +72,12 @@ def test_attestation_report(lab):
         own = os.readlink(f"/proc/self/ns/{ns}")
         assert a["namespaces"][ns] != own, f"cell shares the host {ns} namespace"
     assert re.fullmatch(r"[0-9a-f]{64}", a["cellProbeSha256"])
+    # Which ceilings are in force, and by what (LIMIT_DEFAULTS of the lab).
+    assert a["ceilings"]["memoryBytes"] == {"limit": 512 << 20, "mechanism": a["ceilings"]["memoryBytes"]["mechanism"]}
+    assert "RLIMIT_DATA" in a["ceilings"]["memoryBytes"]["mechanism"]
+    assert a["ceilings"]["processes"]["limit"] == 1 and "seccomp" in a["ceilings"]["processes"]["mechanism"]
+    assert a["ceilings"]["cgroup"]["used"] is False
+    assert a["cellWorld"] == {"hostname": "capsule", "devWritable": False}
     assert lab.leftovers() == []
 
 
@@ -236,7 +242,7 @@ def test_unprivileged_user_runs_echo_and_is_contained(tmp_path_factory, unprivil
         _, _, hostile = lab.capsule(guest="hostile")
         for p in base.rglob("*"):
             p.chmod(p.stat().st_mode | 0o755 if p.is_dir() else p.stat().st_mode | 0o644)
-        config = lab.config([echo, hostile])
+        config = lab.config([echo, hostile], maxOldSpaceSizeMb=64, maxCellMemoryMb=256)
         config.chmod(0o644)
         uid = pwd.getpwnam(unprivileged_user).pw_uid
         res = lab.run("call", "--config", config, "corpus_echo", "--input", '{"text":"unpriv"}',
@@ -245,11 +251,16 @@ def test_unprivileged_user_runs_echo_and_is_contained(tmp_path_factory, unprivil
         assert res.output == {"text": "unpriv"}
         res = lab.run("call", "--config", config, "hostile_probe", "--input", json.dumps({"attempts": [
             {"attack": "uid"}, {"attack": "read-file", "path": "/etc/passwd", "label": "passwd"},
-            {"attack": "spawn"}]}), user=unprivileged_user, binary=bindir / "capsule-host")
+            {"attack": "spawn"}, {"attack": "hostname"},
+            {"attack": "buffer-bomb", "bytes": 4 << 30, "label": "bomb"}]}),
+            user=unprivileged_user, binary=bindir / "capsule-host")
         assert res.rc == 0, res
         assert res.output["uid"]["detail"] == str(uid)
         assert res.output["passwd"]["code"] == "ERR_ACCESS_DENIED"
         assert res.output["spawn"]["code"] == "ERR_ACCESS_DENIED"
+        # The ceilings are rlimits and seccomp: the same for a plain user.
+        assert res.output["hostname"]["detail"] == "capsule"
+        assert "Array buffer allocation failed" in res.output["bomb"]["message"], res.output
         assert os.listdir(lab.stage) == []
     finally:
         shutil.rmtree(base)

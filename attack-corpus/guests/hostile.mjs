@@ -3,6 +3,7 @@
 // each, whether it succeeded and which error code or errno stopped it.
 import fs from "node:fs";
 import net from "node:net";
+import os from "node:os";
 import childProcess from "node:child_process";
 import { Worker } from "node:worker_threads";
 import { createRequire } from "node:module";
@@ -76,6 +77,39 @@ const ATTACKS = {
     return new Promise(() => setInterval(() => {}, 1 << 30));
   },
   "pid": () => String(process.pid),
+  // Resource ceilings: each reports how far it got before it was stopped.
+  "buffer-bomb": (a) => {
+    const keep = [];
+    let total = 0;
+    try { while (total < a.bytes) { keep.push(Buffer.alloc(a.chunk ?? (64 << 20), 1)); total += a.chunk ?? (64 << 20); } }
+    catch (e) { e.message = `after ${total} bytes: ${e.message}`; throw e; }
+    globalThis.__keep = keep;
+    return "allocated " + total;
+  },
+  "wasm-bomb": (a) => {
+    const mem = new WebAssembly.Memory({ initial: 1, maximum: 65536 });
+    let total = 65536;
+    try { while (total < a.bytes) { mem.grow(1024); total += 1024 * 65536; new Uint8Array(mem.buffer).fill(1, total - (64 << 20), total); } }
+    catch (e) { e.message = `after ${total} bytes: ${e.message}`; throw e; }
+    globalThis.__keep = mem;
+    return "grew to " + total;
+  },
+  "report-to": (a) => { process.report.directory = a.dir; return process.report.writeReport(a.file ?? "r.json"); },
+  "listen-unix": (a) => new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on("error", reject);
+    s.listen(a.path, () => { s.close(); resolve("listening on " + a.path); });
+  }),
+  "hostname": () => os.hostname(),
+  "ignore-xcpu": () => { process.on("SIGXCPU", () => {}); return "handler installed"; },
+  "cpu-burn": (a) => { const end = Date.now() + a.ms; let n = 0; while (Date.now() < end) n++; return "spun " + n; },
+  "open-files": (a) => {
+    const fds = [];
+    try { while (fds.length < a.count) fds.push(fs.openSync("/guest/guest.mjs", "r")); }
+    catch (e) { e.message = `after ${fds.length} opens: ${e.message}`; throw e; }
+    finally { for (const fd of fds) fs.closeSync(fd); }
+    return "opened " + fds.length;
+  },
 };
 
 runCapsuleGuest({

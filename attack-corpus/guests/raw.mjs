@@ -18,6 +18,7 @@ async function act(a, phase) {
   else if (a.bodyHex !== undefined) out(frame(Buffer.from(a.bodyHex, "hex")));
   else if (a.hex !== undefined) out(Buffer.from(a.hex, "hex"));
   else if (a.header !== undefined) out(header(a.header));
+  else if (a.floats !== undefined) out(frame(Buffer.from(JSON.stringify({ type: "call.result", isError: false, output: { v: new Array(a.floats).fill(1e-7) } }))));
   else if (a.padBody !== undefined) out(frame(Buffer.from("{}" + " ".repeat(a.padBody))));
   else if (a.stderr !== undefined) {
     // Node makes stderr non-blocking: retry on EAGAIN so the host's cap,

@@ -12,6 +12,7 @@
 #include <linux/io_uring.h>
 #include <linux/keyctl.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,10 +20,12 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -138,6 +141,78 @@ static void try_connect(const char *path) {
   close(s);
 }
 
+
+/* Process ceiling: each way of making a new process, and whether a thread
+ * can still be made (it must: Node needs threads). */
+static void try_processes(void) {
+  pid_t pid = fork();
+  int e = errno;
+  if (pid == 0) _exit(0);
+  if (pid > 0) waitpid(pid, NULL, 0);
+  emit_result("fork", pid < 0 ? -1 : 0, e);
+  errno = 0;
+  long v = syscall(SYS_vfork);
+  e = errno;
+  if (v == 0) _exit(0);
+  if (v > 0) waitpid((pid_t)v, NULL, 0);
+  emit_result("vfork", v < 0 ? -1 : 0, e);
+  errno = 0;
+  long c = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+  e = errno;
+  if (c == 0) _exit(0);
+  if (c > 0) waitpid((pid_t)c, NULL, 0);
+  emit_result("clone-process", c < 0 ? -1 : 0, e);
+}
+
+static void *park(void *arg) {
+  (void)arg;
+  pause();
+  return NULL;
+}
+
+/* Threads are bounded by the memory ceiling: every stack is private
+ * writable memory that RLIMIT_DATA counts. */
+static void try_threads(void) {
+  long made = 0;
+  pthread_attr_t a;
+  pthread_attr_init(&a);
+  pthread_attr_setstacksize(&a, 8 << 20);
+  for (; made < 100000; made++) {
+    pthread_t t;
+    if (pthread_create(&t, &a, park, NULL) != 0) break;
+  }
+  emit_result("threads-created", made, 0);
+}
+
+/* Memory ceiling: touch 64 MiB blocks until the kernel refuses. */
+static void try_memory(void) {
+  long mib = 0;
+  for (; mib < (1L << 20); mib += 64) {
+    char *p = malloc(64u << 20);
+    if (!p) break;
+    memset(p, 1, 64u << 20);
+  }
+  emit_result("memory-mib", mib, 0);
+}
+
+static void emit_limit(const char *key, int resource) {
+  struct rlimit r;
+  getrlimit(resource, &r);
+  emit_result(key, r.rlim_cur == RLIM_INFINITY ? -2 : (long)r.rlim_cur, 0);
+}
+
+static void try_writable_places(void) {
+  int fd = open("/dev/shm/capsule-probe", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  emit_result("write-dev-shm", fd, errno);
+  if (fd >= 0) close(fd);
+  fd = open("/dev/capsule-probe", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  emit_result("write-dev", fd, errno);
+  if (fd >= 0) close(fd);
+  struct utsname u;
+  uname(&u);
+  emit_string("hostname", u.nodename, strlen(u.nodename));
+}
+
 int main(void) {
   emit_file("pid1-environ", "/proc/1/environ");
   emit_file("self-environ", "/proc/self/environ");
@@ -182,6 +257,17 @@ int main(void) {
   TRY("bpf-map-create", syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof attr));
   emit_file("workspace-file", "/workspace/ref/file.txt");
   try_connect("/workspace/ref/file.txt");
+  emit_limit("rlimit-data", RLIMIT_DATA);
+  emit_limit("rlimit-cpu", RLIMIT_CPU);
+  emit_limit("rlimit-fsize", RLIMIT_FSIZE);
+  emit_limit("rlimit-nofile", RLIMIT_NOFILE);
+  emit_limit("rlimit-core", RLIMIT_CORE);
+  try_writable_places();
+  try_processes();
+  try_memory();
+  try_threads();
   printf("}\n");
+  fflush(stdout);
+  _exit(0); /* parked threads must not keep the cell alive */
   return 0;
 }
