@@ -89,6 +89,7 @@ write("frame", frames)
 
 doc = {"protocol": "dsh-capsule-launch/0", "bwrap": {"path": "/usr/bin/bwrap", "dev": 1, "ino": 2},
        "tmpfsBytes": 1 << 20, "seccompSha256": "0" * 64,
+       "ceilings": {"memoryBytes": 256 << 20, "cpuSeconds": 10, "fileBytes": 1 << 20, "openFiles": 128},
        "node": {"permissionFlag": "--experimental-permission", "maxOldSpaceSizeMb": 64, "disableSigusr1": False},
        "mounts": [{"label": "runtime", "source": "/usr/bin/node", "dest": "/runtime/node", "dev": 1, "ino": 3},
                   {"label": "runtime", "source": "/usr/lib/x86_64-linux-gnu/libc.so.6", "dest": "/lib/x86_64-linux-gnu/libc.so.6", "dev": 1, "ino": 4},

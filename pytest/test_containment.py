@@ -147,13 +147,22 @@ def test_sigterm_with_a_client_that_never_reads(lab):
     line = (json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}) + "\n").encode()
     os.set_blocking(s.p.stdin.fileno(), False)
     sent = 0
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 20
+    stalled_since = None
     while time.monotonic() < deadline and sent < 20 << 20:
         try:
-            sent += os.write(s.p.stdin.fileno(), line * 256)
+            sent += os.write(s.p.stdin.fileno(), line * 16)
+            stalled_since = None
         except BlockingIOError:
-            break  # serve stopped reading stdin: its outbound buffer is at the high-water mark
-    assert sent > 64 << 10, sent
+            # Done once serve has stopped reading stdin for a whole second:
+            # its outbound buffer is at the high-water mark.
+            stalled_since = stalled_since or time.monotonic()
+            if time.monotonic() - stalled_since > 1.0:
+                break
+            time.sleep(0.01)
+    # More than the stdin pipe holds: serve read and answered until its
+    # buffer filled, then stopped reading.
+    assert stalled_since and sent > 64 << 10, sent
     rss_before = s.rss_kib()
     t0 = time.monotonic()
     s.p.send_signal(signal.SIGTERM)

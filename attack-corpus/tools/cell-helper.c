@@ -150,11 +150,13 @@ static void try_processes(void) {
   if (pid == 0) _exit(0);
   if (pid > 0) waitpid(pid, NULL, 0);
   emit_result("fork", pid < 0 ? -1 : 0, e);
+  /* libc's vfork: a raw syscall's child would return into the parent's
+   * stack frame and corrupt it when the filter does not stop it. */
   errno = 0;
-  long v = syscall(SYS_vfork);
-  e = errno;
+  pid_t v = vfork();
   if (v == 0) _exit(0);
-  if (v > 0) waitpid((pid_t)v, NULL, 0);
+  e = errno;
+  if (v > 0) waitpid(v, NULL, 0);
   emit_result("vfork", v < 0 ? -1 : 0, e);
   errno = 0;
   long c = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
