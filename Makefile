@@ -1,7 +1,8 @@
 # dsh-capsule: reference host, launcher and probe (C11), plus test driver.
 #   make deps          install build and test dependencies (Debian/Ubuntu, root)
 #   make               build build/bin/{capsule-host,capsule-launcher,capsule-probe}
-#   make test          build with ASan+UBSan into build/asan and run pytest
+#   make test          build with ASan+UBSan into build/asan, run the C unit tests, then pytest
+#   make unit          the C unit tests (cmocka) of the pure boundary code
 #   make examples      rebuild examples with the pinned esbuild; make verify-examples
 #   make fuzz-smoke    every fuzz harness for FUZZ_SECONDS (30) under ASan/UBSan
 #   make fuzz CAMPAIGN=manifest / make fuzz-report   AFL++ campaign and its report
@@ -34,7 +35,13 @@ COMMON_LIB := $(BUILD)/libcapsule-common.a
 BIN := $(BUILD)/bin
 GEN_PROBE := $(BUILD)/gen/cell_probe_js.h
 
-.PHONY: all deps test examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report bench
+# C unit tests (cmocka) of the pure boundary code: launch document and
+# bwrap argv, path and name rules, frame codec, inputSchema subset.
+UNIT_SRC := $(wildcard unit/test_*.c)
+UNIT_BIN := $(patsubst unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
+UNIT_OBJ := $(call obj,launcher/bwrap_argv.c host/names.c host/schema_check.c host/schema_validate.c)
+
+.PHONY: all deps test unit examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report bench
 all: $(BIN)/capsule-host $(BIN)/capsule-launcher $(BIN)/capsule-probe
 
 $(BUILD)/obj/%.o: %.c $(wildcard common/*.h host/*.h launcher/*.h) $(GEN_PROBE)
@@ -61,6 +68,13 @@ $(BIN)/capsule-probe: $(call obj,$(PROBE_SRC)) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_PKG)
 
+$(BUILD)/unit/%: unit/%.c unit/unit.h $(UNIT_OBJ) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Ihost $(LDFLAGS) -o $@ $< $(UNIT_OBJ) $(COMMON_LIB) $(LIBS_PKG) -lcmocka -lm
+
+unit: $(UNIT_BIN)
+	@for t in $(UNIT_BIN); do $$t || exit 1; done
+
 asan:
 	$(MAKE) SANITIZE=1 BUILD=build/asan all
 
@@ -68,6 +82,7 @@ deps:
 	./ci/install-deps.sh
 
 test: asan
+	$(MAKE) -s SANITIZE=1 BUILD=build/asan unit
 	CAPSULE_BIN=$(abspath build/asan/bin) CAPSULE_MATRIX_STRICT=1 $(PYTHON) -m pytest -p no:cacheprovider pytest $(PYTEST_ARGS)
 
 # Runs the corpus and the containment tests (ASan build) and prints

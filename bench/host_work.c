@@ -17,7 +17,7 @@
 #include "schema.h"
 #include "seccomp_policy.h"
 #include "strict_json.h"
-#include "subproc.h"
+#include "clock.h"
 
 static const char descriptor_text[] =
     "{\"tools\":[{\"name\":\"capsule_echo\",\"description\":\"Echo the given text back unchanged.\","

@@ -36,3 +36,15 @@ cap_code cap_fail(cap_error *err, cap_code code, const char *fmt, ...) {
   va_end(ap);
   return code;
 }
+
+cap_code cap_override(cap_error *err, cap_code code, const char *fmt, ...) {
+  if (!err) return code;
+  char msg[sizeof err->message];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  err->code = code;
+  memcpy(err->message, msg, sizeof msg);
+  return code;
+}

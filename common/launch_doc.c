@@ -6,7 +6,7 @@
 #include "safe_open.h"
 #include "strict_json.h"
 
-#define BAD(...) cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, __VA_ARGS__)
+#define BAD_CODE CAP_E_LAUNCH_DOC_INVALID
 
 const char *launch_label_name(ld_label label) {
   switch (label) {
@@ -118,11 +118,8 @@ cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
   memset(doc, 0, sizeof *doc);
   sj_limits lim = {.max_depth = 8, .max_nodes = 16 * LAUNCH_DOC_MAX_MOUNTS + 64};
   if (len > LAUNCH_DOC_MAX_BYTES) return BAD("launch document too large");
-  json_t *root = sj_parse(buf, len, &lim, CAP_E_LAUNCH_DOC_INVALID, "launch document", err);
-  if (!root) {
-    err->code = CAP_E_LAUNCH_DOC_INVALID;
-    return err->code;
-  }
+  json_t *root = sj_parse_as(buf, len, &lim, CAP_E_LAUNCH_DOC_INVALID, "launch document", err);
+  if (!root) return err->code;
   doc->json = root;
   static const char *const keys[] = {"protocol", "bwrap", "tmpfsBytes", "node", "seccompSha256",
                                      "ceilings", "mounts", NULL};
@@ -203,9 +200,9 @@ cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
   }
   return CAP_OK;
 fail:
+  /* Every check above fails with LAUNCH_DOC_INVALID (BAD_CODE, sj_*). */
   launch_doc_free(doc);
-  if (err->code != CAP_E_LAUNCH_DOC_INVALID) err->code = CAP_E_LAUNCH_DOC_INVALID;
-  return CAP_E_LAUNCH_DOC_INVALID;
+  return err->code;
 }
 
 void launch_doc_free(launch_doc *doc) {

@@ -25,10 +25,16 @@ int so_open(int dirfd, const char *path, int flags) {
 
 int so_open_regular(int dirfd, const char *path, struct stat *st) {
   int pfd = so_open(dirfd, path, O_PATH);
-  if (pfd < 0) return -1;
-  if (fstat(pfd, st) != 0 || !S_ISREG(st->st_mode)) {
+  if (pfd < 0) return SO_OPEN_FAILED;
+  if (fstat(pfd, st) != 0) {
+    int e = errno;
     close(pfd);
-    return -2;
+    errno = e;
+    return SO_OPEN_FAILED; /* *st says nothing: never read it */
+  }
+  if (!S_ISREG(st->st_mode)) {
+    close(pfd);
+    return SO_NOT_REGULAR;
   }
   char proc[64];
   snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
@@ -39,10 +45,10 @@ int so_open_regular(int dirfd, const char *path, struct stat *st) {
   return fd;
 }
 
-int so_read_bounded(int fd, size_t max, char **out, size_t *out_len) {
+so_read_result so_read_bounded(int fd, size_t max, char **out, size_t *out_len) {
   size_t cap = 4096, len = 0;
   char *buf = malloc(cap + 1);
-  if (!buf) return -1;
+  if (!buf) return SO_READ_FAILED;
   for (;;) {
     if (len == cap) {
       if (cap > max) break;
@@ -50,7 +56,7 @@ int so_read_bounded(int fd, size_t max, char **out, size_t *out_len) {
       char *p = realloc(buf, cap + 1);
       if (!p) {
         free(buf);
-        return -1;
+        return SO_READ_FAILED;
       }
       buf = p;
     }
@@ -58,7 +64,7 @@ int so_read_bounded(int fd, size_t max, char **out, size_t *out_len) {
     if (n < 0) {
       if (errno == EINTR) continue;
       free(buf);
-      return -1;
+      return SO_READ_FAILED;
     }
     if (n == 0) break;
     len += (size_t)n;
@@ -66,12 +72,12 @@ int so_read_bounded(int fd, size_t max, char **out, size_t *out_len) {
   }
   if (len > max) {
     free(buf);
-    return 1;
+    return SO_READ_TOO_LARGE;
   }
   buf[len] = '\0';
   *out = buf;
   *out_len = len;
-  return 0;
+  return SO_READ_OK;
 }
 
 bool so_write_all(int fd, const void *buf, size_t len) {

@@ -13,16 +13,21 @@
  * Returns fd or -1 with errno. */
 int so_open(int dirfd, const char *path, int flags);
 
+/* Functions that return a descriptor return it (>= 0) or one of these. */
+enum { SO_OPEN_FAILED = -1, /* errno says why */
+       SO_NOT_REGULAR = -2 /* *st says what it is */ };
+
 /* Opens dirfd/path as so_open(O_PATH), checks S_ISREG on that descriptor
  * (never before opening: a FIFO or device is never opened for reading), then
- * reopens the same inode read-only through /proc/self/fd. Returns the fd;
- * -1 with errno if the open failed; -2 if it is not a regular file (*st
- * tells what it is). */
+ * reopens the same inode read-only through /proc/self/fd. Returns the fd,
+ * SO_OPEN_FAILED or SO_NOT_REGULAR. */
 int so_open_regular(int dirfd, const char *path, struct stat *st);
 
+typedef enum { SO_READ_OK, SO_READ_FAILED /* errno */, SO_READ_TOO_LARGE } so_read_result;
+
 /* Reads the whole of fd into a malloc'd buffer (NUL terminated for
- * convenience). Returns 0, -1 on I/O error, or 1 if more than max bytes. */
-int so_read_bounded(int fd, size_t max, char **out, size_t *out_len);
+ * convenience); more than max bytes is SO_READ_TOO_LARGE. */
+so_read_result so_read_bounded(int fd, size_t max, char **out, size_t *out_len);
 
 /* write(2) until done, retrying EINTR. */
 bool so_write_all(int fd, const void *buf, size_t len);

@@ -104,9 +104,9 @@ cap_code seccomp_policy_digest(char *hex, cap_error *err) {
   if (fd < 0) return err->code;
   char *buf = NULL;
   size_t got = 0;
-  int rc = so_read_bounded(fd, len, &buf, &got);
+  so_read_result rc = so_read_bounded(fd, len, &buf, &got);
   close(fd);
-  bool ok = rc == 0 && got == len && digest_sha256_hex(buf, got, hex);
+  bool ok = rc == SO_READ_OK && got == len && digest_sha256_hex(buf, got, hex);
   free(buf);
   return ok ? CAP_OK : cap_fail(err, CAP_E_INTERNAL, "cannot digest seccomp filter");
 }

@@ -139,3 +139,11 @@ bool sj_array(const json_t *obj, const char *key, json_t **out, cap_code code,
 char *sj_canonical(const json_t *v) {
   return json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 }
+
+json_t *sj_parse_as(const char *buf, size_t len, const sj_limits *lim, cap_code code,
+                    const char *what, cap_error *err) {
+  cap_error inner = {0};
+  json_t *v = sj_parse(buf, len, lim, code, what, &inner);
+  if (!v) cap_fail(err, code, "%s", inner.message);
+  return v;
+}

@@ -21,6 +21,11 @@ typedef struct {
 json_t *sj_parse(const char *buf, size_t len, const sj_limits *lim,
                  cap_code syntax_code, const char *what, cap_error *err);
 
+/* sj_parse for documents whose every failure has one code (config, launch
+ * document): syntax errors and limit breaches alike fail with `code`. */
+json_t *sj_parse_as(const char *buf, size_t len, const sj_limits *lim, cap_code code,
+                    const char *what, cap_error *err);
+
 /* Counts nodes and depth of an already parsed value. */
 void sj_measure(const json_t *v, size_t *depth, size_t *nodes);
 bool sj_within(const json_t *v, const sj_limits *lim);

@@ -7,26 +7,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "safe_open.h"
 
-long long mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
-int subproc_run(char *const argv[], long long timeout_ms, size_t max_out,
-                char **out, size_t *out_len, int *exit_status) {
+subproc_result subproc_run(char *const argv[], long long timeout_ms, size_t max_out,
+                           char **out, size_t *out_len, int *exit_status) {
   int p[2];
-  if (pipe2(p, O_CLOEXEC) != 0) return -1;
+  if (pipe2(p, O_CLOEXEC) != 0) return SUBPROC_SPAWN_FAILED;
   pid_t pid = fork();
   if (pid < 0) {
     close(p[0]);
     close(p[1]);
-    return -1;
+    return SUBPROC_SPAWN_FAILED;
   }
   if (pid == 0) {
     int devnull = open("/dev/null", O_RDWR);
@@ -41,12 +36,12 @@ int subproc_run(char *const argv[], long long timeout_ms, size_t max_out,
   close(p[1]);
   size_t cap = max_out + 1, len = 0;
   char *buf = malloc(cap + 1);
-  int rc = 0;
+  subproc_result rc = SUBPROC_DONE;
   long long deadline = mono_ms() + timeout_ms;
   while (buf) {
     long long left = deadline - mono_ms();
     if (left <= 0) {
-      rc = -2;
+      rc = SUBPROC_TIMED_OUT;
       break;
     }
     struct pollfd pfd = {.fd = p[0], .events = POLLIN};
@@ -58,17 +53,17 @@ int subproc_run(char *const argv[], long long timeout_ms, size_t max_out,
     if (r <= 0) break;
     len += (size_t)r;
     if (len > max_out) {
-      rc = -3;
+      rc = SUBPROC_OUTPUT_TOO_LARGE;
       break;
     }
   }
   close(p[0]);
-  if (rc != 0 || !buf) kill(pid, SIGKILL);
+  if (rc != SUBPROC_DONE || !buf) kill(pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (!buf) return -1;
-  if (rc != 0) {
+  if (!buf) return SUBPROC_SPAWN_FAILED;
+  if (rc != SUBPROC_DONE) {
     free(buf);
     return rc;
   }
@@ -76,5 +71,5 @@ int subproc_run(char *const argv[], long long timeout_ms, size_t max_out,
   *out = buf;
   *out_len = len;
   *exit_status = status;
-  return 0;
+  return SUBPROC_DONE;
 }

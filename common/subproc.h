@@ -5,12 +5,14 @@
 
 #include <stddef.h>
 
-/* Returns 0 and the exit status on completion, -1 on spawn failure, -2 on
- * timeout (child killed), -3 when stdout exceeds max_out. */
-int subproc_run(char *const argv[], long long timeout_ms, size_t max_out,
-                char **out, size_t *out_len, int *exit_status);
+typedef enum {
+  SUBPROC_DONE,             /* *out, *out_len and *exit_status are set */
+  SUBPROC_SPAWN_FAILED,     /* no child ran */
+  SUBPROC_TIMED_OUT,        /* the child was killed at timeout_ms */
+  SUBPROC_OUTPUT_TOO_LARGE, /* the child was killed past max_out bytes */
+} subproc_result;
 
-/* Monotonic clock in milliseconds. */
-long long mono_ms(void);
+subproc_result subproc_run(char *const argv[], long long timeout_ms, size_t max_out,
+                           char **out, size_t *out_len, int *exit_status);
 
 #endif

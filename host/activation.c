@@ -12,7 +12,7 @@
 #include "schema.h"
 #include "host.h"
 #include "strict_json.h"
-#include "subproc.h"
+#include "clock.h"
 
 /* Trusted helpers live beside the host binary, never on PATH. */
 static cap_code find_helpers(host *h, cap_error *err) {

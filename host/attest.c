@@ -24,7 +24,7 @@
 #include "launch_doc.h"
 #include "seccomp_policy.h"
 #include "strict_json.h"
-#include "subproc.h"
+#include "clock.h"
 
 static const char *const ns_names[] = {"mnt", "pid", "net", "user", "ipc", "uts", NULL};
 
@@ -38,10 +38,9 @@ static cap_code as_attest_error(cap_error *err, const char *phase) {
            c == CAP_E_CELL_STDERR_LIMIT || c == CAP_E_JSON_LIMIT)
     c = CAP_E_ATTEST_OUTPUT_INVALID;
   if (c != err->code) {
-    char msg[sizeof err->message];
-    snprintf(msg, sizeof msg, "%s probe: %s (%s)", phase, err->message, cap_code_name(err->code));
-    err->code = c;
-    snprintf(err->message, sizeof err->message, "%s", msg);
+    char cause[sizeof err->message];
+    snprintf(cause, sizeof cause, "%s", err->message);
+    cap_override(err, c, "%s probe: %s (%s)", phase, cause, cap_code_name(err->code));
   }
   return c;
 }

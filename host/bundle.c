@@ -143,7 +143,7 @@ cap_code bundle_read_path(const char *path, const host_limits *lim, bundle_conte
   memset(out, 0, sizeof *out);
   struct stat st;
   int fd = so_open_regular(AT_FDCWD, path, &st);
-  if (fd == -2) return cap_fail(err, CAP_E_BUNDLE_OPEN, "bundle %s is not a regular file", path);
+  if (fd == SO_NOT_REGULAR) return cap_fail(err, CAP_E_BUNDLE_OPEN, "bundle %s is not a regular file", path);
   if (fd < 0)
     return cap_fail(err, CAP_E_BUNDLE_OPEN, "bundle %s: %s", path,
                     errno == ELOOP ? "reached through a symlink" : strerror(errno));

@@ -36,7 +36,7 @@ static const char *open_errno_text(int e) {
 static int open_regular(int dirfd, const char *path, struct stat *st, cap_code code,
                         const char *what, cap_error *err) {
   int fd = so_open_regular(dirfd, path, st);
-  if (fd == -2) cap_fail(err, code, "%s %s is %s", what, path, file_type(st->st_mode));
+  if (fd == SO_NOT_REGULAR) cap_fail(err, code, "%s %s is %s", what, path, file_type(st->st_mode));
   else if (fd < 0) cap_fail(err, code, "%s %s %s", what, path, open_errno_text(errno));
   return fd;
 }
@@ -115,8 +115,14 @@ static cap_code resolve_workspace(const capsule_config *cfg, const manifest *m,
       break;
     }
     int ok = fstat(fd, &st);
+    int fstat_errno = errno;
     close(fd);
-    if (ok != 0 || !S_ISREG(st.st_mode)) {
+    if (ok != 0) {
+      rc = cap_fail(err, CAP_E_WORKSPACE_TARGET_INVALID, "workspace file %s cannot be inspected: %s",
+                    path, strerror(fstat_errno));
+      break;
+    }
+    if (!S_ISREG(st.st_mode)) {
       rc = cap_fail(err, CAP_E_WORKSPACE_TARGET_INVALID, "workspace file %s is %s", path,
                     file_type(st.st_mode));
       break;
@@ -199,11 +205,11 @@ cap_code capsule_read_root(const capsule_config *cfg, const host_limits *lim, bo
   *artifact = NULL;
   int fd = open_regular(root, cfg->manifest, &st, CAP_E_MANIFEST_OPEN, "manifest", err);
   if (fd < 0) goto fail;
-  int rc = so_read_bounded(fd, (size_t)lim->max_manifest_bytes, &text, &len);
+  so_read_result rc = so_read_bounded(fd, (size_t)lim->max_manifest_bytes, &text, &len);
   close(fd);
-  if (rc != 0) {
-    cap_fail(err, rc > 0 ? CAP_E_MANIFEST_TOO_LARGE : CAP_E_MANIFEST_OPEN, "manifest %s: %s",
-             cfg->manifest, rc > 0 ? "larger than maxManifestBytes" : strerror(errno));
+  if (rc != SO_READ_OK) {
+    cap_fail(err, rc == SO_READ_TOO_LARGE ? CAP_E_MANIFEST_TOO_LARGE : CAP_E_MANIFEST_OPEN, "manifest %s: %s",
+             cfg->manifest, rc == SO_READ_TOO_LARGE ? "larger than maxManifestBytes" : strerror(errno));
     goto fail;
   }
   if (parse_manifest(cfg, lim, text, len, police, out, err)) goto fail;
@@ -212,10 +218,10 @@ cap_code capsule_read_root(const capsule_config *cfg, const host_limits *lim, bo
   /* Read once; the bytes hashed are the bytes staged: no second read. */
   rc = so_read_bounded(fd, (size_t)lim->max_artifact_bytes, artifact, alen);
   close(fd);
-  if (rc != 0) {
+  if (rc != SO_READ_OK) {
     *artifact = NULL;
-    cap_fail(err, rc > 0 ? CAP_E_ARTIFACT_TOO_LARGE : CAP_E_ENTRY_OPEN, "artifact %s: %s",
-             out->m.entry, rc > 0 ? "larger than maxArtifactBytes" : strerror(errno));
+    cap_fail(err, rc == SO_READ_TOO_LARGE ? CAP_E_ARTIFACT_TOO_LARGE : CAP_E_ENTRY_OPEN, "artifact %s: %s",
+             out->m.entry, rc == SO_READ_TOO_LARGE ? "larger than maxArtifactBytes" : strerror(errno));
     goto fail;
   }
   if (manifest_text) {

@@ -15,9 +15,10 @@
 #include "launcher_fds.h"
 #include "safe_open.h"
 #include "spawn.h"
-#include "subproc.h"
+#include "clock.h"
 
-#define PUMP_TIMEOUT 1
+/* What one poll round did; PUMP_FAILED leaves the code in err. */
+typedef enum { PUMP_PROGRESS, PUMP_TIMED_OUT, PUMP_FAILED } pump_result;
 
 volatile sig_atomic_t cell_cancel_requested;
 #define CELL_JOIN_HARD_LIMIT_MS 10000
@@ -183,25 +184,24 @@ static cap_code drain_stderr(cell *c, cap_error *err) {
   }
 }
 
-static cap_code flush_stdin(cell *c, cap_error *err) {
+/* Writes what the cell's stdin accepts now. A cell that stopped reading
+ * (EPIPE) is not an error here: its exit explains why. */
+static void flush_stdin(cell *c) {
   while (c->tx_off < c->tx_len) {
     ssize_t n = write(c->in_fd, c->tx + c->tx_off, c->tx_len - c->tx_off);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN) return CAP_OK;
+    if (n < 0 && errno == EAGAIN) return;
     if (n < 0) {
-      /* The cell stopped reading (EPIPE): its exit explains why. */
       c->tx_off = c->tx_len;
-      return CAP_OK;
+      return;
     }
     c->tx_off += (size_t)n;
   }
-  (void)err;
-  return CAP_OK;
 }
 
-/* One poll round over every open descriptor. Returns PUMP_TIMEOUT (1) when
- * the deadline passed with nothing to do, CAP_OK or an error code. */
-static int pump(cell *c, long long deadline, cap_error *err) {
+/* One poll round over every open descriptor: PUMP_TIMED_OUT when the
+ * deadline passed with nothing to do. */
+static pump_result pump(cell *c, long long deadline, cap_error *err) {
   struct pollfd p[6];
   int n = 0, i_out = -1, i_err = -1, i_st = -1, i_info = -1, i_pid = -1, i_in = -1;
   if (c->out_fd >= 0) i_out = n, p[n++] = (struct pollfd){c->out_fd, POLLIN, 0};
@@ -211,17 +211,22 @@ static int pump(cell *c, long long deadline, cap_error *err) {
   if (!c->exited) i_pid = n, p[n++] = (struct pollfd){c->pidfd, POLLIN, 0};
   if (c->in_fd >= 0 && c->tx_off < c->tx_len)
     i_in = n, p[n++] = (struct pollfd){c->in_fd, POLLOUT, 0};
-  if (cell_cancel_requested)
-    return cap_fail(err, CAP_E_CALL_CANCELLED, "the call was cancelled by the client or shutdown");
-  if (n == 0) return PUMP_TIMEOUT;
+  if (cell_cancel_requested) {
+    cap_fail(err, CAP_E_CALL_CANCELLED, "the call was cancelled by the client or shutdown");
+    return PUMP_FAILED;
+  }
+  if (n == 0) return PUMP_TIMED_OUT;
   long long left = deadline - mono_ms();
-  if (left <= 0) return PUMP_TIMEOUT;
+  if (left <= 0) return PUMP_TIMED_OUT;
   int r = poll(p, (nfds_t)n, left > 1000000 ? 1000000 : (int)left);
-  if (r < 0 && errno == EINTR) return CAP_OK;
-  if (r < 0) return cap_fail(err, CAP_E_INTERNAL, "poll: %s", strerror(errno));
-  if (r == 0) return mono_ms() >= deadline ? PUMP_TIMEOUT : CAP_OK;
-  if (i_out >= 0 && p[i_out].revents && drain_stdout(c, err)) return err->code;
-  if (i_err >= 0 && p[i_err].revents && drain_stderr(c, err)) return err->code;
+  if (r < 0 && errno == EINTR) return PUMP_PROGRESS;
+  if (r < 0) {
+    cap_fail(err, CAP_E_INTERNAL, "poll: %s", strerror(errno));
+    return PUMP_FAILED;
+  }
+  if (r == 0) return mono_ms() >= deadline ? PUMP_TIMED_OUT : PUMP_PROGRESS;
+  if (i_out >= 0 && p[i_out].revents && drain_stdout(c, err)) return PUMP_FAILED;
+  if (i_err >= 0 && p[i_err].revents && drain_stderr(c, err)) return PUMP_FAILED;
   if (i_st >= 0 && p[i_st].revents) {
     read_small(&c->status_fd, c->status_buf, sizeof c->status_buf, &c->status_len);
     if (c->status_fd < 0 && !c->status_len) c->t_exec = mono_ms();
@@ -231,8 +236,8 @@ static int pump(cell *c, long long deadline, cap_error *err) {
     if (c->info_fd < 0) parse_info(c);
   }
   if (i_pid >= 0 && p[i_pid].revents) reap(c);
-  if (i_in >= 0 && p[i_in].revents) return flush_stdin(c, err);
-  return CAP_OK;
+  if (i_in >= 0 && p[i_in].revents) flush_stdin(c);
+  return PUMP_PROGRESS;
 }
 
 /* The launcher refused to exec bwrap: report its own code and message. */
@@ -331,13 +336,13 @@ cap_code cell_send(cell *c, const json_t *msg, long long deadline, cap_code time
   c->tx = buf;
   c->tx_len = len;
   c->tx_off = 0;
-  if (flush_stdin(c, err)) return err->code;
+  flush_stdin(c);
   while (c->tx_off < c->tx_len) {
     if (c->status_fd < 0 && c->status_len) return launcher_failure(c, err);
-    int r = pump(c, deadline, err);
-    if (r == PUMP_TIMEOUT)
+    pump_result r = pump(c, deadline, err);
+    if (r == PUMP_TIMED_OUT)
       return cap_fail(err, timeout_code, "cell did not read its input before the deadline");
-    if (r) return r;
+    if (r == PUMP_FAILED) return err->code;
   }
   return CAP_OK;
 }
@@ -361,14 +366,14 @@ cap_code cell_recv(cell *c, long long deadline, cap_code timeout_code, json_t **
                         c->rx.len);
       return exited_early(c, err);
     }
-    int r = pump(c, deadline, err);
-    if (r == PUMP_TIMEOUT) {
+    pump_result r = pump(c, deadline, err);
+    if (r == PUMP_TIMED_OUT) {
       const char *which = timeout_code == CAP_E_CELL_CALL_TIMEOUT ? "callTimeoutMs"
                           : timeout_code == CAP_E_CELL_SHUTDOWN_TIMEOUT ? "shutdownTimeoutMs"
                                                                           : "startupTimeoutMs";
       return cap_fail(err, timeout_code, "cell did not answer within %s", which);
     }
-    if (r) return r;
+    if (r == PUMP_FAILED) return err->code;
   }
 }
 
@@ -398,11 +403,11 @@ cap_code cell_shutdown(cell *c, cap_error *err) {
   if (rc) return rc;
   close_fd(&c->in_fd);
   while (!c->exited || c->out_fd >= 0 || c->err_fd >= 0) {
-    int r = pump(c, deadline, err);
-    if (r == PUMP_TIMEOUT)
+    pump_result r = pump(c, deadline, err);
+    if (r == PUMP_TIMED_OUT)
       return cap_fail(err, CAP_E_CELL_SHUTDOWN_TIMEOUT,
                       "cell did not exit within shutdownTimeoutMs after shutdown.ack");
-    if (r) return r;
+    if (r == PUMP_FAILED) return err->code;
   }
   if (c->rx.len > 0)
     return cap_fail(err, CAP_E_FRAME_TRAILING_DATA, "cell sent %zu bytes after shutdown.ack",
@@ -466,8 +471,8 @@ cap_code cell_join(cell *c, cap_error *err) {
       char cause[sizeof err->message] = "";
       if (err && err->code) snprintf(cause, sizeof cause, " (after %s: %s)",
                                      cap_code_name(err->code), err->message);
-      if (err) err->code = CAP_OK; /* a failed join outranks its cause */
-      rc = cap_fail(err, CAP_E_CELL_JOIN_FAILED,
+      /* A failed join outranks its cause. */
+      rc = cap_override(err, CAP_E_CELL_JOIN_FAILED,
                     "cell PID namespace init %d outlived SIGKILL by more than processGraceMs "
                     "%lld ms (%s after %lld ms)%s",
                     (int)c->init_pid, grace, gone ? "exited" : "STILL RUNNING",
@@ -493,10 +498,10 @@ cap_code cell_wait_init(cell *c, long long deadline, cap_error *err) {
   while (!cell_has_init(c)) {
     if (c->info_fd < 0)
       return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "bwrap did not report the cell's init");
-    int r = pump(c, deadline, err);
-    if (r == PUMP_TIMEOUT)
+    pump_result r = pump(c, deadline, err);
+    if (r == PUMP_TIMED_OUT)
       return cap_fail(err, CAP_E_ATTEST_TIMEOUT, "bwrap did not report the cell's init in time");
-    if (r) return r;
+    if (r == PUMP_FAILED) return err->code;
   }
   return CAP_OK;
 }

@@ -12,7 +12,7 @@
 #include "strict_json.h"
 
 #define CONFIG_MAX_BYTES (4u << 20)
-#define BAD(...) cap_fail(err, CAP_E_CONFIG_INVALID, __VA_ARGS__)
+#define BAD_CODE CAP_E_CONFIG_INVALID
 
 typedef struct {
   const char *name;
@@ -120,11 +120,8 @@ static cap_code parse_capsule(const json_t *o, size_t idx, capsule_config *c, ca
 cap_code config_parse(const char *text, size_t len, host_config *cfg, cap_error *err) {
   config_defaults(cfg);
   sj_limits lim = {.max_depth = 16, .max_nodes = 200000};
-  json_t *root = sj_parse(text, len, &lim, CAP_E_CONFIG_INVALID, "config", err);
-  if (!root) {
-    err->code = CAP_E_CONFIG_INVALID;
-    return err->code;
-  }
+  json_t *root = sj_parse_as(text, len, &lim, CAP_E_CONFIG_INVALID, "config", err);
+  if (!root) return err->code;
   cfg->json = root;
   if (!json_is_object(root)) return BAD("config must be a JSON object");
   const char *key;
@@ -167,11 +164,11 @@ cap_code config_load(const char *path, host_config *cfg, cap_error *err) {
     return cap_fail(err, CAP_E_CONFIG_READ, "cannot open config %s: %s", path, strerror(errno));
   char *text = NULL;
   size_t len = 0;
-  int rc = so_read_bounded(fd, CONFIG_MAX_BYTES, &text, &len);
+  so_read_result rc = so_read_bounded(fd, CONFIG_MAX_BYTES, &text, &len);
   close(fd);
-  if (rc != 0)
+  if (rc != SO_READ_OK)
     return cap_fail(err, CAP_E_CONFIG_READ, "cannot read config %s: %s", path,
-                    rc > 0 ? "larger than 4 MiB" : strerror(errno));
+                    rc == SO_READ_TOO_LARGE ? "larger than 4 MiB" : strerror(errno));
   cap_code rc2 = config_parse(text, len, cfg, err);
   free(text);
   return rc2;

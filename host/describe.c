@@ -5,7 +5,7 @@
 #include "schema.h"
 #include "strict_json.h"
 
-#define BAD(...) cap_fail(err, CAP_E_PROTOCOL_VIOLATION, __VA_ARGS__)
+#define BAD_CODE CAP_E_PROTOCOL_VIOLATION
 
 static bool listed(const json_t *arr, const char *s) {
   size_t i;

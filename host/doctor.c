@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bwrap_diagnosis.h"
+#include "clock.h"
 #include "subproc.h"
 
 #define FIX_INSTALL_BWRAP "sudo apt-get install --yes bubblewrap"
@@ -124,7 +125,7 @@ int doctor_run(host *h) {
     char *argv[] = {node.path, "--version", NULL}, *out = NULL;
     size_t len = 0;
     int status = 0, major = 0, minor = 0;
-    bool ran = subproc_run(argv, 5000, 256, &out, &len, &status) == 0;
+    bool ran = subproc_run(argv, 5000, 256, &out, &len, &status) == SUBPROC_DONE;
     bool ok = ran && sscanf(out, "v%d.%d", &major, &minor) == 2 &&
               (major > 20 || (major == 20 && minor >= 11));
     snprintf(detail, sizeof detail, "%s %.*s", node.path, ran ? (int)strcspn(out, "\n") : 0,

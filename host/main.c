@@ -1,4 +1,5 @@
-/* capsule-host: attest | activate | call. Success prints {"ok":true,...};
+/* capsule-host: attest | activate | call | serve | doctor | pack | inspect.
+ * Success prints {"ok":true,...};
  * failure prints {"ok":false,"error":{"code","message"}} on stdout, one
  * line on stderr, and exits 1 (2 for usage errors). */
 #include <signal.h>
@@ -119,6 +120,9 @@ int main(int argc, char **argv) {
     input = sj_parse(input_text, strlen(input_text), &lim, CAP_E_INPUT_INVALID, "--input", &err);
     if (!input) return fail(&err);
   }
+  /* Zeroed before the handler can see it: a signal before staging exists
+   * finds an empty path, never stack garbage to remove. */
+  memset(&h, 0, sizeof h);
   install_signals(&h.stg);
   if (host_open(&h, config, &err)) goto out;
   if (is_doctor) {

@@ -7,7 +7,7 @@
 #include "requests.h"
 #include "safe_open.h"
 
-#define BAD(...) cap_fail(err, CAP_E_MANIFEST_INVALID, __VA_ARGS__)
+#define BAD_CODE CAP_E_MANIFEST_INVALID
 
 static cap_code unique_names(const json_t *arr, bool (*valid)(const char *),
                              const char *what, cap_error *err) {

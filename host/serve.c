@@ -16,7 +16,7 @@
 #include "call_supervisor.h"
 #include "safe_open.h"
 #include "strict_json.h"
-#include "subproc.h"
+#include "clock.h"
 
 #define JSONRPC_PARSE_ERROR -32700
 #define JSONRPC_INVALID_REQUEST -32600

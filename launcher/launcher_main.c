@@ -73,10 +73,10 @@ static bool guest_digest_matches(int path_fd, const char *expected, cap_error *e
   }
   char *buf = NULL;
   size_t len = 0;
-  int rc = so_read_bounded(fd, MAX_GUEST_BYTES, &buf, &len);
+  so_read_result rc = so_read_bounded(fd, MAX_GUEST_BYTES, &buf, &len);
   close(fd);
   char hex[SHA256_HEX_LEN + 1];
-  bool ok = rc == 0 && digest_sha256_hex(buf, len, hex) && strcmp(hex, expected) == 0;
+  bool ok = rc == SO_READ_OK && digest_sha256_hex(buf, len, hex) && strcmp(hex, expected) == 0;
   free(buf);
   if (!ok) cap_fail(err, CAP_E_LAUNCH_SOURCE_MISMATCH, "staged guest artifact digest changed");
   return ok;
@@ -92,7 +92,7 @@ static int seccomp_fd_matching(const char *expected, cap_error *err) {
   char *bpf = NULL;
   size_t got = 0;
   char hex[SHA256_HEX_LEN + 1];
-  bool ok = so_read_bounded(fd, len, &bpf, &got) == 0 && got == len &&
+  bool ok = so_read_bounded(fd, len, &bpf, &got) == SO_READ_OK && got == len &&
             digest_sha256_hex(bpf, got, hex) && strcmp(hex, expected) == 0 &&
             lseek(fd, 0, SEEK_SET) == 0;
   free(bpf);
@@ -114,11 +114,11 @@ int main(void) {
   if (fcntl(LAUNCHER_STATUS_FD, F_SETFD, FD_CLOEXEC) != 0) _exit(LAUNCHER_EXIT_FAILURE);
   char *text = NULL;
   size_t len = 0;
-  int rc = so_read_bounded(LAUNCHER_DOC_FD, LAUNCH_DOC_MAX_BYTES, &text, &len);
+  so_read_result rc = so_read_bounded(LAUNCHER_DOC_FD, LAUNCH_DOC_MAX_BYTES, &text, &len);
   close(LAUNCHER_DOC_FD);
-  if (rc != 0) {
+  if (rc != SO_READ_OK) {
     cap_fail(&err, CAP_E_LAUNCH_DOC_INVALID, "cannot read launch document (%s)",
-             rc > 0 ? "too large" : strerror(errno));
+             rc == SO_READ_TOO_LARGE ? "too large" : strerror(errno));
     report_and_exit(&err);
   }
   launch_doc doc;

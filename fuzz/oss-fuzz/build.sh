@@ -11,7 +11,7 @@ LIB_FUZZING_ENGINE=${LIB_FUZZING_ENGINE:--fsanitize=fuzzer}
 OUT=${OUT:-$ROOT/build/oss-fuzz}
 mkdir -p "$OUT"
 SRCS=("$ROOT"/common/*.c)
-for f in config requests names manifest describe schema call_result attest_report bundle; do SRCS+=("$ROOT/host/$f.c"); done
+for f in config requests names manifest describe schema_check schema_validate call_result attest_report bundle; do SRCS+=("$ROOT/host/$f.c"); done
 SRCS+=("$ROOT/launcher/bwrap_argv.c")
 INC=(-I"$ROOT/common" -I"$ROOT/host" -I"$ROOT/launcher" -D_GNU_SOURCE)
 # Compile the shared code once, then link each harness against it.

@@ -1,0 +1,57 @@
+/* Path and name rules: what may cross into a launch document or reach DSH. */
+#include <string.h>
+
+#include "names.h"
+#include "safe_open.h"
+#include "unit.h"
+
+static void plain_paths(void **state) {
+  (void)state;
+  static const char *const abs_ok[] = {"/a", "/a/b.txt", "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL};
+  static const char *const abs_bad[] = {"", "/", "a", "//a", "/a/", "/a//b", "/a/./b", "/a/../b", "/..",
+                                        "/a/.", "/a\nb", "--x", NULL};
+  static const char *const rel_ok[] = {"a", "a/b", "ref/context.txt", ".hidden", "a..b", NULL};
+  static const char *const rel_bad[] = {"", "/a", "a/", "a//b", "./a", "a/./b", "../a", "a/..",
+                                        ".", "..", "a\nb", NULL};
+  for (const char *const *p = abs_ok; *p; p++)
+    if (!so_is_plain_absolute(*p)) fail_msg("refused absolute %s", *p);
+  for (const char *const *p = abs_bad; *p; p++)
+    if (so_is_plain_absolute(*p)) fail_msg("accepted absolute %s", *p);
+  for (const char *const *p = rel_ok; *p; p++)
+    if (!so_is_plain_relative(*p)) fail_msg("refused relative %s", *p);
+  for (const char *const *p = rel_bad; *p; p++)
+    if (so_is_plain_relative(*p)) fail_msg("accepted relative %s", *p);
+}
+
+static void names(void **state) {
+  (void)state;
+  static const char *const id_ok[] = {"a", "example.echo", "x-1_2.y", "0abc", NULL};
+  static const char *const id_bad[] = {"", "A", ".a", "-a", "a b", "a/b", "é", NULL};
+  static const char *const tool_ok[] = {"capsule_echo", "A-b_9", "x", NULL};
+  static const char *const tool_bad[] = {"", "run_code", "a b", "a.b", "a/b", NULL};
+  for (const char *const *p = id_ok; *p; p++)
+    if (!names_is_id(*p)) fail_msg("refused id %s", *p);
+  for (const char *const *p = id_bad; *p; p++)
+    if (names_is_id(*p)) fail_msg("accepted id %s", *p);
+  for (const char *const *p = tool_ok; *p; p++)
+    if (!names_is_tool(*p)) fail_msg("refused tool %s", *p);
+  for (const char *const *p = tool_bad; *p; p++)
+    if (names_is_tool(*p)) fail_msg("accepted tool %s", *p);
+  char long_id[130];
+  memset(long_id, 'a', 129);
+  long_id[129] = '\0';
+  assert_false(names_is_id(long_id));
+  long_id[128] = '\0';
+  assert_true(names_is_id(long_id));
+  char long_tool[66];
+  memset(long_tool, 'a', 65);
+  long_tool[65] = '\0';
+  assert_false(names_is_tool(long_tool));
+  long_tool[64] = '\0';
+  assert_true(names_is_tool(long_tool));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(plain_paths), cmocka_unit_test(names)};
+  return cmocka_run_group_tests_name("rules", tests, NULL, NULL);
+}
