@@ -27,7 +27,8 @@ static const char descriptor_text[] =
 
 static void one_call(host *h, const json_t *descriptor) {
   cap_error err = {0};
-  char *doc = host_launch_doc(h, &h->probe_js, NULL);
+  char *doc = host_launch_doc(h, &h->probe_js, NULL, &err);
+  if (!doc) return;
   launch_doc ld;
   if (launch_doc_parse(doc, strlen(doc), &ld, &err) == CAP_OK) {
     int fds[LAUNCH_DOC_MAX_MOUNTS];

@@ -1,5 +1,6 @@
 #include "launch_doc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "digest.h"
@@ -209,4 +210,51 @@ void launch_doc_free(launch_doc *doc) {
   json_decref(doc->json);
   doc->json = NULL;
   doc->mount_count = 0;
+}
+
+static json_t *encode_mount(const ld_mount *m) {
+  json_t *o = m->label == LD_WORKSPACE_READ
+                  ? json_pack("{s:s,s:s,s:s}", "root", m->root, "path", m->path, "dest", m->dest)
+                  : json_pack("{s:s,s:s}", "source", m->source, "dest", m->dest);
+  if (!o) return NULL;
+  json_object_set_new(o, "label", json_string(launch_label_name(m->label)));
+  json_object_set_new(o, "dev", json_integer((json_int_t)m->dev));
+  json_object_set_new(o, "ino", json_integer((json_int_t)m->ino));
+  if (m->label == LD_GUEST) json_object_set_new(o, "sha256", json_string(m->sha256));
+  return o;
+}
+
+char *launch_doc_encode(const launch_doc *doc, cap_error *err) {
+  json_t *mounts = json_array();
+  for (size_t i = 0; mounts && i < doc->mount_count; i++) {
+    json_t *m = encode_mount(&doc->mounts[i]);
+    if (!m || json_array_append_new(mounts, m) != 0) {
+      json_decref(mounts);
+      mounts = NULL;
+    }
+  }
+  const ld_ceilings *c = &doc->ceilings;
+  json_t *root = mounts ? json_pack(
+      "{s:s,s:{s:s,s:I,s:I},s:I,s:{s:s,s:I,s:b},s:s,s:{s:I,s:I,s:I,s:I},s:o}", "protocol",
+      LAUNCH_DOC_PROTOCOL, "bwrap", "path", doc->bwrap_path, "dev", (json_int_t)doc->bwrap_dev,
+      "ino", (json_int_t)doc->bwrap_ino, "tmpfsBytes", (json_int_t)doc->tmpfs_bytes, "node",
+      "permissionFlag", doc->permission_flag, "maxOldSpaceSizeMb",
+      (json_int_t)doc->max_old_space_mb, "disableSigusr1", doc->disable_sigusr1, "seccompSha256",
+      doc->seccomp_sha256, "ceilings", "memoryBytes", (json_int_t)c->memory_bytes, "cpuSeconds",
+      (json_int_t)c->cpu_seconds, "fileBytes", (json_int_t)c->file_bytes, "openFiles",
+      (json_int_t)c->open_files, "mounts", mounts) : NULL;
+  char *text = root ? json_dumps(root, JSON_COMPACT) : NULL;
+  json_decref(root);
+  if (!text) {
+    BAD("cannot encode the launch document");
+    return NULL;
+  }
+  /* The host never hands the launcher a document the launcher refuses. */
+  launch_doc check;
+  if (launch_doc_parse(text, strlen(text), &check, err) != CAP_OK) {
+    free(text);
+    return NULL;
+  }
+  launch_doc_free(&check);
+  return text;
 }

@@ -10,17 +10,7 @@
 #include <stddef.h>
 
 #include "cap_error.h"
-
-#define LAUNCH_DOC_PROTOCOL "dsh-capsule-launch/0"
-#define LAUNCH_DOC_MAX_BYTES (1u << 20)
-#define LAUNCH_DOC_MAX_MOUNTS 256
-#define LAUNCH_NODE_DEST "/runtime/node"
-#define LAUNCH_GUEST_DIR "/guest/"
-#define LAUNCH_WORKSPACE_DIR "/workspace/"
-#define LAUNCH_CELL_HOSTNAME "capsule"
-/* Bounds on each ceiling the document may carry (and config accepts). */
-#define LAUNCH_MIN_MEMORY_BYTES (64LL << 20)
-#define LAUNCH_MIN_OPEN_FILES 64
+#include "launch_contract.h"
 
 typedef enum { LD_RUNTIME, LD_GUEST, LD_WORKSPACE_READ } ld_label;
 
@@ -44,7 +34,8 @@ typedef struct {
 } ld_ceilings;
 
 typedef struct {
-  json_t *json; /* owns every string below */
+  json_t *json; /* parsed documents: owns every string below; NULL when the
+                   host fills the struct to encode it (borrowed strings) */
   const char *bwrap_path;
   unsigned long long bwrap_dev, bwrap_ino;
   long long tmpfs_bytes;
@@ -56,6 +47,11 @@ typedef struct {
   ld_mount mounts[LAUNCH_DOC_MAX_MOUNTS];
   size_t mount_count;
 } launch_doc;
+
+/* The document as compact JSON (malloc'd), or NULL when doc breaks a rule
+ * launch_doc_parse would refuse it for (the host never writes a document
+ * the launcher must reject). */
+char *launch_doc_encode(const launch_doc *doc, cap_error *err);
 
 /* Parses and validates; on failure CAP_E_LAUNCH_DOC_INVALID. */
 cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,

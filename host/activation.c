@@ -46,8 +46,8 @@ static cap_code described_cell(host *h, loaded_capsule *cap, cell *c, bool *star
                                json_t **reply, cap_error *err) {
   *reply = NULL;
   *started = false;
-  char *doc = host_launch_doc(h, &cap->guest, cap);
-  if (!doc) return cap_fail(err, CAP_E_INTERNAL, "cannot build launch document");
+  char *doc = host_launch_doc(h, &cap->guest, cap, err);
+  if (!doc) return err->code;
   cap_code rc = cell_start_launcher(c, h->launcher, doc, &h->cfg.limits, err);
   free(doc);
   if (rc) return rc;

@@ -128,8 +128,8 @@ static cap_code cell_phase(host *h, json_t *report, cap_error *err) {
     return err->code;
   char challenge[65];
   if (!digest_random_hex(32, challenge)) return cap_fail(err, CAP_E_INTERNAL, "no randomness");
-  char *doc = host_launch_doc(h, &h->probe_js, NULL);
-  if (!doc) return cap_fail(err, CAP_E_INTERNAL, "cannot build launch document");
+  char *doc = host_launch_doc(h, &h->probe_js, NULL, err);
+  if (!doc) return err->code;
   cell c;
   cap_code rc = cell_start_launcher(&c, h->launcher, doc, &h->cfg.limits, err);
   free(doc);

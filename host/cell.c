@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "launcher_fds.h"
+#include "launch_contract.h"
 #include "safe_open.h"
 #include "spawn.h"
 #include "clock.h"
@@ -58,8 +58,13 @@ static cap_code start(cell *c, const char *exe, int doc_fd, bool launcher, cap_e
   if (!rc && launcher) rc = make_pipe(st, err);
   if (!rc && launcher) rc = make_pipe(info, err);
   if (!rc) {
-    int fds[6] = {in[0], out[1], er[1], doc_fd, st[1], info[1]};
-    rc = spawn_program(exe, fds, launcher ? 6 : 3, &c->pid, &c->pidfd, err);
+    /* The launcher's descriptor table (launch_contract.h); the world probe
+     * gets only the first three. */
+    int fds[LAUNCHER_FD_COUNT] = {[LAUNCHER_STDIN_FD] = in[0], [LAUNCHER_STDOUT_FD] = out[1],
+                                  [LAUNCHER_STDERR_FD] = er[1], [LAUNCHER_DOC_FD] = doc_fd,
+                                  [LAUNCHER_STATUS_FD] = st[1], [LAUNCHER_INFO_FD] = info[1]};
+    rc = spawn_program(exe, fds, launcher ? LAUNCHER_FD_COUNT : LAUNCHER_DOC_FD, &c->pid,
+                       &c->pidfd, err);
   }
   close_fd(&in[0]);
   close_fd(&out[1]);

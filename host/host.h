@@ -11,7 +11,6 @@
 #include "runtime_scan.h"
 #include "staging.h"
 
-#define CELL_GUEST_DEST "/guest/guest.mjs"
 
 typedef struct {
   host_config cfg;
@@ -47,7 +46,8 @@ cap_code host_call(host *h, const char *tool, const json_t *input, json_t **resu
 void host_close(host *h);
 
 /* Launch document for a guest artifact; cap may be NULL (the cell probe). */
-char *host_launch_doc(const host *h, const staged_file *guest, const loaded_capsule *cap);
+char *host_launch_doc(const host *h, const staged_file *guest, const loaded_capsule *cap,
+                      cap_error *err);
 /* The ceilings every cell runs under and the mechanism enforcing each, for
  * the attestation report (the launch document carries the same values). */
 json_t *host_ceilings_report(const host_limits *lim);

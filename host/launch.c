@@ -1,3 +1,5 @@
+/* The host's side of the launch contract: a launch_doc filled from what
+ * the host verified, encoded by common/launch_doc.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -5,47 +7,69 @@
 #include "host.h"
 #include "launch_doc.h"
 
-static json_t *mount(const char *label, const char *source, const char *dest,
-                     unsigned long long dev, unsigned long long ino) {
-  return json_pack("{s:s,s:s,s:s,s:I,s:I}", "label", label, "source", source, "dest", dest, "dev",
-                   (json_int_t)dev, "ino", (json_int_t)ino);
+static cap_code add_mount(launch_doc *doc, ld_mount m, cap_error *err) {
+  if (doc->mount_count == LAUNCH_DOC_MAX_MOUNTS)
+    return cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "more than %d mounts in one cell",
+                    LAUNCH_DOC_MAX_MOUNTS);
+  doc->mounts[doc->mount_count++] = m;
+  return CAP_OK;
 }
 
-char *host_launch_doc(const host *h, const staged_file *guest, const loaded_capsule *cap) {
-  json_t *mounts = json_array();
-  const file_identity *exe = &h->node.executable;
-  json_array_append_new(mounts, mount("runtime", exe->path, LAUNCH_NODE_DEST, exe->dev, exe->ino));
-  for (size_t i = 0; i < h->node.object_count; i++) {
-    const shared_object *o = &h->node.objects[i];
-    json_array_append_new(mounts,
-                          mount("runtime", o->source.path, o->dest, o->source.dev, o->source.ino));
-  }
-  json_t *g = mount("guest", guest->path, CELL_GUEST_DEST, guest->dev, guest->ino);
-  json_object_set_new(g, "sha256", json_string(guest->sha256));
-  json_array_append_new(mounts, g);
-  for (size_t i = 0; cap && i < cap->file_count; i++) {
-    const workspace_file *f = &cap->files[i];
-    char dest[4200];
-    snprintf(dest, sizeof dest, "%s%s", LAUNCH_WORKSPACE_DIR, f->path);
-    json_array_append_new(
-        mounts, json_pack("{s:s,s:s,s:s,s:s,s:I,s:I}", "label", "workspace-read", "root",
-                          cap->cfg->workspace_root, "path", f->path, "dest", dest, "dev",
-                          (json_int_t)f->dev, "ino", (json_int_t)f->ino));
-  }
+char *host_launch_doc(const host *h, const staged_file *guest, const loaded_capsule *cap,
+                      cap_error *err) {
   const host_limits *lim = &h->cfg.limits;
-  json_t *ceilings = json_pack("{s:I,s:I,s:I,s:I}", "memoryBytes",
-                               (json_int_t)lim->max_cell_memory_mb << 20, "cpuSeconds",
-                               (json_int_t)lim->max_cell_cpu_seconds, "fileBytes",
-                               (json_int_t)lim->max_cell_file_bytes, "openFiles",
-                               (json_int_t)lim->max_cell_open_files);
-  json_t *doc = json_pack(
-      "{s:s,s:{s:s,s:I,s:I},s:I,s:{s:s,s:I,s:b},s:s,s:o,s:o}", "protocol", LAUNCH_DOC_PROTOCOL, "bwrap",
-      "path", h->bwrap.path, "dev", (json_int_t)h->bwrap.dev, "ino", (json_int_t)h->bwrap.ino,
-      "tmpfsBytes", (json_int_t)h->cfg.limits.tmpfs_bytes, "node", "permissionFlag",
-      h->permission_flag, "maxOldSpaceSizeMb", (json_int_t)h->cfg.limits.max_old_space_size_mb,
-      "disableSigusr1", h->disable_sigusr1, "seccompSha256", h->seccomp_sha256, "ceilings", ceilings, "mounts", mounts);
-  char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-  json_decref(doc);
+  launch_doc *doc = calloc(1, sizeof *doc); /* 256 mounts: not for the stack */
+  size_t files = cap ? cap->file_count : 0;
+  char **dests = calloc(files ? files : 1, sizeof *dests);
+  if (!doc || !dests) {
+    free(doc);
+    free(dests);
+    cap_fail(err, CAP_E_INTERNAL, "out of memory");
+    return NULL;
+  }
+  doc->bwrap_path = h->bwrap.path;
+  doc->bwrap_dev = h->bwrap.dev;
+  doc->bwrap_ino = h->bwrap.ino;
+  doc->tmpfs_bytes = lim->tmpfs_bytes;
+  doc->max_old_space_mb = lim->max_old_space_size_mb;
+  doc->permission_flag = h->permission_flag;
+  doc->disable_sigusr1 = h->disable_sigusr1;
+  doc->seccomp_sha256 = h->seccomp_sha256;
+  doc->ceilings = (ld_ceilings){.memory_bytes = lim->max_cell_memory_mb << 20,
+                                .cpu_seconds = lim->max_cell_cpu_seconds,
+                                .file_bytes = lim->max_cell_file_bytes,
+                                .open_files = lim->max_cell_open_files};
+  const file_identity *exe = &h->node.executable;
+  cap_code rc = add_mount(doc, (ld_mount){.label = LD_RUNTIME, .source = exe->path,
+                                          .dest = LAUNCH_NODE_DEST, .dev = exe->dev,
+                                          .ino = exe->ino}, err);
+  for (size_t i = 0; !rc && i < h->node.object_count; i++) {
+    const shared_object *o = &h->node.objects[i];
+    rc = add_mount(doc, (ld_mount){.label = LD_RUNTIME, .source = o->source.path, .dest = o->dest,
+                                   .dev = o->source.dev, .ino = o->source.ino}, err);
+  }
+  if (!rc)
+    rc = add_mount(doc, (ld_mount){.label = LD_GUEST, .source = guest->path,
+                                   .dest = LAUNCH_GUEST_DEST, .dev = guest->dev,
+                                   .ino = guest->ino, .sha256 = guest->sha256}, err);
+  for (size_t i = 0; !rc && i < files; i++) {
+    const workspace_file *f = &cap->files[i];
+    /* The destination is derived from the grant, as the parser requires. */
+    size_t n = strlen(LAUNCH_WORKSPACE_DIR) + strlen(f->path) + 1;
+    dests[i] = malloc(n);
+    if (!dests[i]) {
+      rc = cap_fail(err, CAP_E_INTERNAL, "out of memory");
+      break;
+    }
+    snprintf(dests[i], n, "%s%s", LAUNCH_WORKSPACE_DIR, f->path);
+    rc = add_mount(doc, (ld_mount){.label = LD_WORKSPACE_READ, .root = cap->cfg->workspace_root,
+                                   .path = f->path, .dest = dests[i], .dev = f->dev,
+                                   .ino = f->ino}, err);
+  }
+  char *text = rc ? NULL : launch_doc_encode(doc, err);
+  for (size_t i = 0; i < files; i++) free(dests[i]);
+  free(dests);
+  free(doc);
   return text;
 }
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "launcher_fds.h"
+#include "launch_contract.h"
 
 static bool push(argv_list *l, const char *s) {
   if (l->count + 1 >= sizeof l->items / sizeof l->items[0]) return false;

@@ -1,6 +1,6 @@
 /* capsule-launcher: verifies every mount source by descriptor and execs
  * bwrap with descriptor mounts only, an empty environment and no inherited
- * descriptors but the protocol pipes. See launcher_fds.h for the contract. */
+ * descriptors but the protocol pipes. See common/launch_contract.h for the contract. */
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include "ceilings.h"
 #include "digest.h"
 #include "launch_doc.h"
-#include "launcher_fds.h"
+#include "launch_contract.h"
 #include "safe_open.h"
 #include "seccomp_policy.h"
 

@@ -7,7 +7,7 @@ import os
 import shutil
 import subprocess
 
-from capsule_lab import BIN, merge
+from capsule_lab import BIN, REPO, merge
 
 
 def identity(path):
@@ -30,7 +30,17 @@ def inherit_contract():
         os.set_inheritable(fd, True)
 
 
+def rfc_example():
+    """The launch document example of docs/RFC.md section 8: the template
+    (the C unit tests parse the same block), so the schema lives in the
+    encoder/parser and the RFC, not here."""
+    text = (REPO / "docs" / "RFC.md").read_text()
+    section = text.split("## 8. The launch document", 1)[1]
+    return json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])
+
+
 def base_document(lab):
+    """The RFC example with real files: node, a guest, one workspace file."""
     guest = lab.tmp / "guest.mjs"
     guest.write_text("// launcher test artifact\n")
     node = os.path.realpath(shutil.which("node"))
@@ -38,23 +48,18 @@ def base_document(lab):
     ws = lab.tmp / "ws"
     (ws / "ref").mkdir(parents=True)
     (ws / "ref" / "file.txt").write_text("ws")
-    return {
-        "protocol": "dsh-capsule-launch/0",
-        "bwrap": {"path": bwrap, **identity(bwrap)},
-        "tmpfsBytes": 1 << 20,
-        "seccompSha256": seccomp_digest(lab),
-        "ceilings": {"memoryBytes": 256 << 20, "cpuSeconds": 10, "fileBytes": 1 << 20,
-                     "openFiles": 128},
-        "node": {"permissionFlag": "--experimental-permission", "maxOldSpaceSizeMb": 64,
-                 "disableSigusr1": False},
-        "mounts": [
-            {"label": "runtime", "source": node, "dest": "/runtime/node", **identity(node)},
-            {"label": "guest", "source": str(guest), "dest": "/guest/guest.mjs", **identity(guest),
-             "sha256": hashlib.sha256(guest.read_bytes()).hexdigest()},
-            {"label": "workspace-read", "root": str(ws), "path": "ref/file.txt",
-             "dest": "/workspace/ref/file.txt", **identity(ws / "ref" / "file.txt")},
-        ],
-    }
+    doc = rfc_example()
+    doc["bwrap"] = {"path": bwrap, **identity(bwrap)}
+    doc["seccompSha256"] = seccomp_digest(lab)
+    by_label = {m["label"]: m for m in reversed(doc["mounts"])}  # the first of each label
+    runtime, guest_mount, workspace = by_label["runtime"], by_label["guest"], by_label["workspace-read"]
+    runtime.update(source=node, **identity(node))
+    guest_mount.update(source=str(guest), sha256=hashlib.sha256(guest.read_bytes()).hexdigest(),
+                       **identity(guest))
+    workspace.update(root=str(ws), path="ref/file.txt", dest="/workspace/ref/file.txt",
+                     **identity(ws / "ref" / "file.txt"))
+    doc["mounts"] = [runtime, guest_mount, workspace]  # mutations index them 0, 1, 2
+    return doc
 
 
 def mutate(doc, lab, m):

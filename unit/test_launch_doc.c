@@ -1,5 +1,6 @@
 /* The launch document as the launcher parses it (accept and reject
  * tables) and the exact bwrap argv it turns into. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,12 +114,84 @@ static void bwrap_argv_is_exact(void **state) {
   launch_doc_free(&doc);
 }
 
+/* parse -> encode -> parse gives the same document, and encoding is a
+ * fixed point: the host's encoder and the launcher's parser agree. */
+static void encode_round_trips(void **state) {
+  (void)state;
+  launch_doc a, b;
+  assert_int_equal(parse_text(VALID, &a), CAP_OK);
+  cap_error err = {0};
+  char *text = launch_doc_encode(&a, &err);
+  assert_non_null(text);
+  assert_int_equal(parse_text(text, &b), CAP_OK);
+  assert_string_equal(a.bwrap_path, b.bwrap_path);
+  assert_int_equal(a.bwrap_ino, b.bwrap_ino);
+  assert_int_equal(a.tmpfs_bytes, b.tmpfs_bytes);
+  assert_int_equal(a.max_old_space_mb, b.max_old_space_mb);
+  assert_string_equal(a.permission_flag, b.permission_flag);
+  assert_int_equal(a.disable_sigusr1, b.disable_sigusr1);
+  assert_string_equal(a.seccomp_sha256, b.seccomp_sha256);
+  assert_memory_equal(&a.ceilings, &b.ceilings, sizeof a.ceilings);
+  assert_int_equal(a.mount_count, b.mount_count);
+  for (size_t i = 0; i < a.mount_count; i++) {
+    assert_int_equal(a.mounts[i].label, b.mounts[i].label);
+    assert_string_equal(a.mounts[i].dest, b.mounts[i].dest);
+    assert_int_equal(a.mounts[i].ino, b.mounts[i].ino);
+  }
+  char *again = launch_doc_encode(&b, &err);
+  assert_non_null(again);
+  assert_string_equal(text, again);
+  free(text);
+  free(again);
+  launch_doc_free(&a);
+  launch_doc_free(&b);
+}
+
+/* The encoder checks its output with the parser: a document the launcher
+ * would refuse is never written. */
+static void encoder_refuses_what_the_parser_refuses(void **state) {
+  (void)state;
+  launch_doc doc;
+  assert_int_equal(parse_text(VALID, &doc), CAP_OK);
+  doc.mounts[2].dest = "/workspace/elsewhere.txt"; /* not /workspace/<path> */
+  cap_error err = {0};
+  assert_null(launch_doc_encode(&doc, &err));
+  assert_int_equal(err.code, CAP_E_LAUNCH_DOC_INVALID);
+  launch_doc_free(&doc);
+}
+
+/* The RFC's example (section 8) is a document the launcher accepts. */
+static void rfc_example_parses(void **state) {
+  (void)state;
+  FILE *f = fopen("docs/RFC.md", "r");
+  assert_non_null(f);
+  static char rfc[1 << 20];
+  size_t n = fread(rfc, 1, sizeof rfc - 1, f);
+  fclose(f);
+  rfc[n] = '\0';
+  char *section = strstr(rfc, "## 8. The launch document");
+  assert_non_null(section);
+  char *start = strstr(section, "```json\n");
+  assert_non_null(start);
+  start += strlen("```json\n");
+  char *end = strstr(start, "```");
+  assert_non_null(end);
+  *end = '\0';
+  launch_doc doc;
+  assert_int_equal(parse_text(start, &doc), CAP_OK);
+  assert_int_equal(doc.mount_count, 4);
+  launch_doc_free(&doc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(valid_document_is_accepted),
       cmocka_unit_test(mutations_are_refused),
       cmocka_unit_test(garbage_is_refused),
       cmocka_unit_test(bwrap_argv_is_exact),
+      cmocka_unit_test(encode_round_trips),
+      cmocka_unit_test(encoder_refuses_what_the_parser_refuses),
+      cmocka_unit_test(rfc_example_parses),
   };
   return cmocka_run_group_tests_name("launch_doc", tests, NULL, NULL);
 }
