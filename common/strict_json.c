@@ -147,3 +147,11 @@ json_t *sj_parse_as(const char *buf, size_t len, const sj_limits *lim, cap_code 
   if (!v) cap_fail(err, code, "%s", inner.message);
   return v;
 }
+
+bool sj_array_has_string(const json_t *arr, const char *s) {
+  size_t i;
+  json_t *v;
+  json_array_foreach(arr, i, v) if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
+      return true;
+  return false;
+}

@@ -26,6 +26,9 @@ json_t *sj_parse(const char *buf, size_t len, const sj_limits *lim,
 json_t *sj_parse_as(const char *buf, size_t len, const sj_limits *lim, cap_code code,
                     const char *what, cap_error *err);
 
+/* True when arr (a JSON array) holds the string s. */
+bool sj_array_has_string(const json_t *arr, const char *s);
+
 /* Counts nodes and depth of an already parsed value. */
 void sj_measure(const json_t *v, size_t *depth, size_t *nodes);
 bool sj_within(const json_t *v, const sj_limits *lim);

@@ -134,13 +134,13 @@ json_t *host_registry(const host *h) {
   return json_pack("{s:o,s:o}", "tools", tools, "promptSections", sections);
 }
 
-static const json_t *find_tool(const host *h, const char *name, loaded_capsule **cap) {
+const json_t *host_find_tool(const host *h, const char *name, loaded_capsule **cap) {
   for (size_t i = 0; i < h->cap_count; i++) {
     size_t k;
     json_t *v;
     json_array_foreach(json_object_get(h->caps[i].descriptor, "tools"), k, v) {
       if (strcmp(json_string_value(json_object_get(v, "name")), name) == 0) {
-        *cap = &h->caps[i];
+        if (cap) *cap = &h->caps[i];
         return v;
       }
     }
@@ -152,7 +152,7 @@ cap_code host_call(host *h, const char *tool, const json_t *input, json_t **resu
                    cap_error *err) {
   *result = NULL;
   loaded_capsule *cap = NULL;
-  const json_t *desc = find_tool(h, tool, &cap);
+  const json_t *desc = host_find_tool(h, tool, &cap);
   if (!desc) return cap_fail(err, CAP_E_TOOL_NOT_FOUND, "no published tool is named \"%s\"", tool);
   sj_limits jl = {(size_t)h->cfg.limits.max_json_depth, (size_t)h->cfg.limits.max_json_nodes};
   if (!sj_within(input, &jl))

@@ -25,6 +25,7 @@
 #include "seccomp_policy.h"
 #include "strict_json.h"
 #include "clock.h"
+#include "node_version.h"
 
 static const char *const ns_names[] = {"mnt", "pid", "net", "user", "ipc", "uts", NULL};
 
@@ -45,20 +46,19 @@ static cap_code as_attest_error(cap_error *err, const char *phase) {
   return c;
 }
 
-/* Node 20.11+ is required (--disable-warning); 22.13+/23.5+ use the stable
- * --permission flag, 22.14+/23.7+ can disable the SIGUSR1 inspector. */
+/* Flags follow the attested version (common/node_version.h). */
 static cap_code select_node_flags(host *h, cap_error *err) {
-  int major = 0, minor = 0, patch = 0;
-  if (sscanf(h->node_version, "v%d.%d.%d", &major, &minor, &patch) != 3)
+  node_version v;
+  if (!node_version_parse(h->node_version, &v))
     return cap_fail(err, CAP_E_ATTEST_OUTPUT_INVALID, "unparseable Node version \"%s\"",
                     h->node_version);
-  if (major < 20 || (major == 20 && minor < 11))
+  if (!node_version_supported(v))
     return cap_fail(err, CAP_E_RUNTIME_UNSUPPORTED,
-                    "Node %s is too old: the permission model needs Node 20.11 or newer",
+                    "Node %s is too old: the permission model needs Node " NODE_MIN_VERSION_TEXT
+                    " or newer",
                     h->node_version);
-  bool stable = major > 23 || (major == 23 && minor >= 5) || (major == 22 && minor >= 13);
-  h->permission_flag = stable ? "--permission" : "--experimental-permission";
-  h->disable_sigusr1 = major > 23 || (major == 23 && minor >= 7) || (major == 22 && minor >= 14);
+  h->permission_flag = node_permission_flag(v);
+  h->disable_sigusr1 = node_can_disable_sigusr1(v);
   return CAP_OK;
 }
 

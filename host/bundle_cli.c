@@ -48,15 +48,7 @@ cap_code bundle_cli_inspect(const char *path, const host_limits *lim, json_t **r
   manifest m;
   memset(&m, 0, sizeof m);
   char hex[SHA256_HEX_LEN + 1] = "";
-  cap_code rc = bundle_read_path(path, lim, &b, err);
-  sj_limits jl = {(size_t)lim->max_json_depth, (size_t)lim->max_json_nodes};
-  if (!rc) rc = manifest_parse(b.manifest, b.manifest_len, &jl, lim->max_contributions, &m, err);
-  if (!rc && !b.other)
-    rc = cap_fail(err, CAP_E_BUNDLE_MISSING_ENTRY, "bundle lacks the manifest entry %s", m.entry);
-  if (!rc && strcmp(b.other_name, m.entry) != 0)
-    rc = cap_fail(err, CAP_E_BUNDLE_EXTRA_ENTRY, "bundle holds %s, but the manifest entry is %s",
-                  b.other_name, m.entry);
-  if (!rc) rc = capsule_check_digest(&m, b.other, b.other_len, hex, err);
+  cap_code rc = capsule_admit_bundle(path, NULL, lim, &m, &b, hex, err);
   if (!rc) {
     *report = summary(&m, hex);
     json_object_set_new(*report, "bundle", json_string(path));

@@ -11,6 +11,7 @@
 #include "bundle.h"
 #include "digest.h"
 #include "safe_open.h"
+#include "strict_json.h"
 
 static const char *file_type(mode_t m) {
   if (S_ISDIR(m)) return "a directory";
@@ -41,14 +42,6 @@ static int open_regular(int dirfd, const char *path, struct stat *st, cap_code c
   return fd;
 }
 
-static bool array_has(const json_t *arr, const char *s) {
-  size_t i;
-  json_t *v;
-  json_array_foreach(arr, i, v) if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
-      return true;
-  return false;
-}
-
 static cap_code check_policy(const capsule_config *cfg, const manifest *m, cap_error *err) {
   if (strcmp(cfg->capsule_id, m->id) != 0)
     return cap_fail(err, CAP_E_POLICY_ID_MISMATCH,
@@ -56,10 +49,10 @@ static cap_code check_policy(const capsule_config *cfg, const manifest *m, cap_e
                     cfg->capsule_id);
   size_t i;
   json_t *v;
-  json_array_foreach(m->tools, i, v) if (!array_has(cfg->tools, json_string_value(v)))
+  json_array_foreach(m->tools, i, v) if (!sj_array_has_string(cfg->tools, json_string_value(v)))
       return cap_fail(err, CAP_E_POLICY_TOOL_NOT_ALLOWED,
                       "tool \"%s\" is not in policy.tools", json_string_value(v));
-  json_array_foreach(m->prompt_sections, i, v) if (!array_has(cfg->prompt_sections,
+  json_array_foreach(m->prompt_sections, i, v) if (!sj_array_has_string(cfg->prompt_sections,
                                                               json_string_value(v)))
       return cap_fail(err, CAP_E_POLICY_PROMPT_NOT_ALLOWED,
                       "prompt section \"%s\" is not in policy.promptSections",
@@ -159,11 +152,10 @@ cap_code capsule_check_digest(const manifest *m, const char *artifact, size_t al
   return CAP_OK;
 }
 
-static cap_code admit_artifact(const capsule_config *cfg, staging *stg, size_t index,
+/* Stages verified artifact bytes and resolves the workspace grants. */
+static cap_code stage_artifact(const capsule_config *cfg, staging *stg, size_t index,
                                const char *artifact, size_t alen, loaded_capsule *out,
                                cap_error *err) {
-  char hex[SHA256_HEX_LEN + 1];
-  if (capsule_check_digest(&out->m, artifact, alen, hex, err)) return err->code;
   char name[32];
   snprintf(name, sizeof name, "guest-%zu.mjs", index);
   if (staging_add(stg, name, artifact, alen, &out->guest, err)) return err->code;
@@ -177,17 +169,28 @@ static cap_code parse_manifest(const capsule_config *cfg, const host_limits *lim
   return police ? check_policy(cfg, &out->m, err) : CAP_OK;
 }
 
+cap_code capsule_admit_bundle(const char *path, const capsule_config *policy,
+                              const host_limits *lim, manifest *m, bundle_contents *b,
+                              char *hex, cap_error *err) {
+  cap_code rc = bundle_read_path(path, lim, b, err);
+  sj_limits jl = {(size_t)lim->max_json_depth, (size_t)lim->max_json_nodes};
+  if (!rc) rc = manifest_parse(b->manifest, b->manifest_len, &jl, lim->max_contributions, m, err);
+  if (!rc && policy) rc = check_policy(policy, m, err);
+  if (!rc && !b->other)
+    rc = cap_fail(err, CAP_E_BUNDLE_MISSING_ENTRY, "bundle lacks the manifest entry %s", m->entry);
+  if (!rc && strcmp(b->other_name, m->entry) != 0)
+    rc = cap_fail(err, CAP_E_BUNDLE_EXTRA_ENTRY, "bundle holds %s, but the manifest entry is %s",
+                  b->other_name, m->entry);
+  if (!rc) rc = capsule_check_digest(m, b->other, b->other_len, hex, err);
+  return rc;
+}
+
 static cap_code load_from_bundle(const capsule_config *cfg, const host_limits *lim, staging *stg,
                                  size_t index, loaded_capsule *out, cap_error *err) {
   bundle_contents b;
-  cap_code rc = bundle_read_path(cfg->bundle, lim, &b, err);
-  if (!rc) rc = parse_manifest(cfg, lim, b.manifest, b.manifest_len, true, out, err);
-  if (!rc && !b.other)
-    rc = cap_fail(err, CAP_E_BUNDLE_MISSING_ENTRY, "bundle lacks the manifest entry %s", out->m.entry);
-  if (!rc && strcmp(b.other_name, out->m.entry) != 0)
-    rc = cap_fail(err, CAP_E_BUNDLE_EXTRA_ENTRY, "bundle holds %s, but the manifest entry is %s",
-                  b.other_name, out->m.entry);
-  if (!rc) rc = admit_artifact(cfg, stg, index, b.other, b.other_len, out, err);
+  char hex[SHA256_HEX_LEN + 1];
+  cap_code rc = capsule_admit_bundle(cfg->bundle, cfg, lim, &out->m, &b, hex, err);
+  if (!rc) rc = stage_artifact(cfg, stg, index, b.other, b.other_len, out, err);
   bundle_contents_free(&b);
   return rc;
 }
@@ -245,8 +248,10 @@ cap_code capsule_load(const capsule_config *cfg, const host_limits *lim, staging
   if (cfg->bundle) return load_from_bundle(cfg, lim, stg, index, out, err);
   char *artifact = NULL;
   size_t alen = 0;
+  char hex[SHA256_HEX_LEN + 1];
   cap_code rc = capsule_read_root(cfg, lim, true, out, NULL, NULL, &artifact, &alen, err);
-  if (!rc) rc = admit_artifact(cfg, stg, index, artifact, alen, out, err);
+  if (!rc) rc = capsule_check_digest(&out->m, artifact, alen, hex, err);
+  if (!rc) rc = stage_artifact(cfg, stg, index, artifact, alen, out, err);
   free(artifact);
   return rc;
 }

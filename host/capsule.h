@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "bundle.h"
 #include "cap_error.h"
 #include "config.h"
 #include "manifest.h"
@@ -40,6 +41,14 @@ cap_code capsule_read_root(const capsule_config *cfg, const host_limits *lim, bo
 /* INTEGRITY_MISMATCH unless sha256(artifact) is the pinned digest. */
 cap_code capsule_check_digest(const manifest *m, const char *artifact, size_t alen, char *hex,
                               cap_error *err);
+/* The one bundle admission, for activation and `inspect`: reads the
+ * archive into b, parses its manifest into m (and, with policy, checks it
+ * against the policy), requires the other entry to be the manifest's entry
+ * and its bytes to match the pinned digest (hex gets the actual digest).
+ * The caller frees b and m whatever the result. */
+cap_code capsule_admit_bundle(const char *path, const capsule_config *policy,
+                              const host_limits *lim, manifest *m, bundle_contents *b,
+                              char *hex, cap_error *err);
 void capsule_free(loaded_capsule *c);
 
 #endif

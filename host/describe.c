@@ -7,13 +7,6 @@
 
 #define BAD_CODE CAP_E_PROTOCOL_VIOLATION
 
-static bool listed(const json_t *arr, const char *s) {
-  size_t i;
-  json_t *v;
-  json_array_foreach(arr, i, v) if (strcmp(json_string_value(v), s) == 0) return true;
-  return false;
-}
-
 static cap_code admit_tools(const json_t *tools, const manifest *m, const host_limits *lim,
                             cap_error *err) {
   size_t i;
@@ -26,7 +19,7 @@ static cap_code admit_tools(const json_t *tools, const manifest *m, const host_l
         !sj_string(t, "name", &name, CAP_E_PROTOCOL_VIOLATION, "tool", err) ||
         !sj_string(t, "description", &desc, CAP_E_PROTOCOL_VIOLATION, "tool", err))
       return err->code;
-    if (!listed(m->tools, name))
+    if (!sj_array_has_string(m->tools, name))
       return cap_fail(err, CAP_E_DESCRIBE_MISMATCH, "describe offers tool \"%s\" not in the manifest",
                       name);
     for (size_t j = 0; j < i; j++)
@@ -60,7 +53,7 @@ static cap_code admit_sections(const json_t *sections, const manifest *m,
         !sj_string(s, "id", &id, CAP_E_PROTOCOL_VIOLATION, "section", err) ||
         !sj_string(s, "text", &text, CAP_E_PROTOCOL_VIOLATION, "section", err))
       return err->code;
-    if (!listed(m->prompt_sections, id))
+    if (!sj_array_has_string(m->prompt_sections, id))
       return cap_fail(err, CAP_E_DESCRIBE_MISMATCH,
                       "describe offers prompt section \"%s\" not in the manifest", id);
     for (size_t j = 0; j < i; j++)

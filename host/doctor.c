@@ -10,10 +10,11 @@
 
 #include "bwrap_diagnosis.h"
 #include "clock.h"
+#include "node_version.h"
 #include "subproc.h"
 
 #define FIX_INSTALL_BWRAP "sudo apt-get install --yes bubblewrap"
-#define FIX_NODE "install Node.js 20.11 or newer (Debian's and Ubuntu's nodejs 18 lack the permission model)"
+#define FIX_NODE "install Node.js " NODE_MIN_VERSION_TEXT " or newer (Debian's and Ubuntu's nodejs 18 lack the permission model)"
 
 typedef struct {
   json_t *checks;
@@ -124,10 +125,10 @@ int doctor_run(host *h) {
   } else {
     char *argv[] = {node.path, "--version", NULL}, *out = NULL;
     size_t len = 0;
-    int status = 0, major = 0, minor = 0;
+    int status = 0;
+    node_version v;
     bool ran = subproc_run(argv, 5000, 256, &out, &len, &status) == SUBPROC_DONE;
-    bool ok = ran && sscanf(out, "v%d.%d", &major, &minor) == 2 &&
-              (major > 20 || (major == 20 && minor >= 11));
+    bool ok = ran && node_version_parse(out, &v) && node_version_supported(v);
     snprintf(detail, sizeof detail, "%s %.*s", node.path, ran ? (int)strcspn(out, "\n") : 0,
              ran ? out : "");
     add(&r, "node", ok ? CAP_OK : CAP_E_RUNTIME_UNSUPPORTED, detail, FIX_NODE);

@@ -40,6 +40,9 @@ cap_code host_attest(host *h, cap_error *err);
 cap_code host_activate(host *h, cap_error *err);
 /* {"tools":[...], "promptSections":[...]} of an activated host. */
 json_t *host_registry(const host *h);
+/* The published descriptor of tool name, and (if cap) its capsule; NULL
+ * when no activated capsule publishes it. */
+const json_t *host_find_tool(const host *h, const char *name, loaded_capsule **cap);
 /* One tool call in a fresh cell; *result is {"isError":..., ...}. */
 cap_code host_call(host *h, const char *tool, const json_t *input, json_t **result,
                    cap_error *err);

@@ -12,8 +12,8 @@
 #include "host.h"
 #include "serve.h"
 #include "strict_json.h"
+#include "version.h"
 
-#define CAPSULE_HOST_VERSION "0.1.0"
 
 static staging *volatile signal_staging;
 
@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
   const char *cmd = argv[1], *config = NULL, *tool = NULL, *input_text = "{}";
   bool timings = false;
   if (strcmp(cmd, "--version") == 0) {
-    puts(CAPSULE_HOST_VERSION);
+    puts(CAPSULE_VERSION);
     return 0;
   }
   for (int i = 2; i < argc; i++) {

@@ -16,6 +16,7 @@
 #include "call_supervisor.h"
 #include "safe_open.h"
 #include "strict_json.h"
+#include "version.h"
 #include "clock.h"
 
 #define JSONRPC_PARSE_ERROR -32700
@@ -157,18 +158,10 @@ static void handle_initialize(server *s, const json_t *id, const json_t *params)
   json_t *result = json_pack("{s:s,s:{s:{s:b},s:{s:b}},s:{s:s,s:s},s:s}", "protocolVersion",
                              chosen, "capabilities", "tools", "listChanged", 0, "prompts",
                              "listChanged", 0, "serverInfo", "name", "dsh-capsule", "version",
-                             "0.1.0", "instructions", text ? text : "");
+                             CAPSULE_VERSION, "instructions", text ? text : "");
   free(text);
   s->initialized = true;
   send_result(id, result);
-}
-
-static const json_t *find_tool(const server *s, const char *name) {
-  size_t i;
-  json_t *t;
-  json_array_foreach(json_object_get(s->registry, "tools"), i, t) if (
-      strcmp(json_string_value(json_object_get(t, "name")), name) == 0) return t;
-  return NULL;
 }
 
 static void start_next(server *s) {
@@ -195,7 +188,7 @@ static void handle_call(server *s, const json_t *id, const json_t *params) {
   if (!name || (args && !json_is_object(args)))
     return send_error(id, JSONRPC_INVALID_PARAMS, "tools/call needs a name and object arguments",
                       NULL);
-  if (!find_tool(s, name)) {
+  if (!host_find_tool(s->h, name, NULL)) {
     char msg[160];
     snprintf(msg, sizeof msg, "Unknown tool: %.100s", name);
     return send_error(id, JSONRPC_INVALID_PARAMS, msg, "TOOL_NOT_FOUND");
