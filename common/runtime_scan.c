@@ -108,7 +108,7 @@ cap_code runtime_scan(const char *executable, runtime_view *view, cap_error *err
   char *out = NULL;
   size_t len = 0;
   int status = 0;
-  subproc_result rc = subproc_run(argv, 10000, 1 << 16, &out, &len, &status);
+  subproc_result rc = subproc_run(argv, SUBPROC_STDOUT, 10000, 1 << 16, &out, &len, &status);
   if (rc != SUBPROC_DONE || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     free(out);
     return cap_fail(err, CAP_E_RUNTIME_UNSUPPORTED, "%s --list %s failed", interp,

@@ -5,64 +5,58 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "clock.h"
-#include "safe_open.h"
+#include "spawn.h"
 
+/* Reads the capture pipe until EOF, the deadline or max_out bytes. */
+static subproc_result collect(int fd, long long deadline, size_t max_out, char *buf,
+                              size_t *len) {
+  for (;;) {
+    long long left = deadline - mono_ms();
+    if (left <= 0) return SUBPROC_TIMED_OUT;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int n = poll(&p, 1, left > 1000000 ? 1000000 : (int)left);
+    if (n <= 0) continue; /* EINTR or a timeout the loop re-checks */
+    ssize_t r = read(fd, buf + *len, max_out + 1 - *len);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return SUBPROC_DONE;
+    *len += (size_t)r;
+    if (*len > max_out) return SUBPROC_OUTPUT_TOO_LARGE;
+  }
+}
 
-subproc_result subproc_run(char *const argv[], long long timeout_ms, size_t max_out,
-                           char **out, size_t *out_len, int *exit_status) {
+subproc_result subproc_run(char *const argv[], subproc_options opt, long long timeout_ms,
+                           size_t max_out, char **out, size_t *out_len, int *exit_status) {
   int p[2];
-  if (pipe2(p, O_CLOEXEC) != 0) return SUBPROC_SPAWN_FAILED;
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(p[0]);
-    close(p[1]);
+  char *buf = malloc(max_out + 2);
+  if (!buf || pipe2(p, O_CLOEXEC) != 0) {
+    free(buf);
     return SUBPROC_SPAWN_FAILED;
   }
-  if (pid == 0) {
-    int devnull = open("/dev/null", O_RDWR);
-    dup2(devnull, 0);
-    dup2(p[1], 1);
-    dup2(devnull, 2);
-    so_close_from(3);
-    char *const empty_env[] = {NULL};
-    execve(argv[0], argv, empty_env);
-    _exit(127);
-  }
+  int fds[4] = {-1, -1, -1, opt.fd3};
+  fds[opt.capture_fd == 2 ? 2 : 1] = p[1];
+  pid_t pid;
+  int pidfd;
+  cap_error err = {0};
+  cap_code started = spawn_program(argv[0], argv, fds, opt.fd3 >= 0 ? 4 : 3, &pid, &pidfd, &err);
   close(p[1]);
-  size_t cap = max_out + 1, len = 0;
-  char *buf = malloc(cap + 1);
-  subproc_result rc = SUBPROC_DONE;
-  long long deadline = mono_ms() + timeout_ms;
-  while (buf) {
-    long long left = deadline - mono_ms();
-    if (left <= 0) {
-      rc = SUBPROC_TIMED_OUT;
-      break;
-    }
-    struct pollfd pfd = {.fd = p[0], .events = POLLIN};
-    int n = poll(&pfd, 1, (int)left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) continue;
-    ssize_t r = read(p[0], buf + len, cap - len);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    len += (size_t)r;
-    if (len > max_out) {
-      rc = SUBPROC_OUTPUT_TOO_LARGE;
-      break;
-    }
+  if (started != CAP_OK) {
+    close(p[0]);
+    free(buf);
+    return SUBPROC_SPAWN_FAILED;
   }
+  size_t len = 0;
+  subproc_result rc = collect(p[0], mono_ms() + timeout_ms, max_out, buf, &len);
   close(p[0]);
-  if (rc != SUBPROC_DONE || !buf) kill(pid, SIGKILL);
+  if (rc != SUBPROC_DONE) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (!buf) return SUBPROC_SPAWN_FAILED;
+  close(pidfd);
   if (rc != SUBPROC_DONE) {
     free(buf);
     return rc;

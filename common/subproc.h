@@ -1,5 +1,5 @@
-/* Runs a trusted helper (the loader's --list, node --version) with an
- * empty environment, no inherited descriptors and bounded time and output. */
+/* Runs a short trusted helper (node --version, the loader's --list, bwrap
+ * preflights) through spawn_program, with bounded time and output. */
 #ifndef SUBPROC_H
 #define SUBPROC_H
 
@@ -7,12 +7,19 @@
 
 typedef enum {
   SUBPROC_DONE,             /* *out, *out_len and *exit_status are set */
-  SUBPROC_SPAWN_FAILED,     /* no child ran */
+  SUBPROC_SPAWN_FAILED,     /* no child ran (or it could not be exec'd) */
   SUBPROC_TIMED_OUT,        /* the child was killed at timeout_ms */
   SUBPROC_OUTPUT_TOO_LARGE, /* the child was killed past max_out bytes */
 } subproc_result;
 
-subproc_result subproc_run(char *const argv[], long long timeout_ms, size_t max_out,
-                           char **out, size_t *out_len, int *exit_status);
+typedef struct {
+  int capture_fd; /* which of the child's descriptors is captured: 1 or 2 */
+  int fd3;        /* a descriptor handed to the child as fd 3, or -1 */
+} subproc_options;
+
+#define SUBPROC_STDOUT ((subproc_options){.capture_fd = 1, .fd3 = -1})
+
+subproc_result subproc_run(char *const argv[], subproc_options opt, long long timeout_ms,
+                           size_t max_out, char **out, size_t *out_len, int *exit_status);
 
 #endif

@@ -63,7 +63,7 @@ static cap_code start(cell *c, const char *exe, int doc_fd, bool launcher, cap_e
     int fds[LAUNCHER_FD_COUNT] = {[LAUNCHER_STDIN_FD] = in[0], [LAUNCHER_STDOUT_FD] = out[1],
                                   [LAUNCHER_STDERR_FD] = er[1], [LAUNCHER_DOC_FD] = doc_fd,
                                   [LAUNCHER_STATUS_FD] = st[1], [LAUNCHER_INFO_FD] = info[1]};
-    rc = spawn_program(exe, fds, launcher ? LAUNCHER_FD_COUNT : LAUNCHER_DOC_FD, &c->pid,
+    rc = spawn_program(exe, NULL, fds, launcher ? LAUNCHER_FD_COUNT : LAUNCHER_DOC_FD, &c->pid,
                        &c->pidfd, err);
   }
   close_fd(&in[0]);

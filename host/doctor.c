@@ -45,34 +45,28 @@ static int read_sysctl(const char *path) {
 }
 
 /* Runs bwrap with an empty environment; captures stderr (not stdout). */
+/* Runs bwrap with args (fd 3 is /dev/null for the --ro-bind-fd probe) and
+ * keeps what it said on stderr. Returns its wait status, or -1 when it
+ * could not run to the end. */
 static int run_bwrap(const char *bwrap, char *const *args, char *err_out, size_t cap) {
-  int p[2];
-  if (pipe2(p, O_CLOEXEC) != 0) return -1;
-  int probe_fd = open("/dev/null", O_RDONLY); /* fd for the --ro-bind-fd probe */
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(p[1], 2);
-    int devnull = open("/dev/null", O_RDWR);
-    dup2(devnull, 0);
-    dup2(devnull, 1);
-    dup2(probe_fd, 3);
-    for (int fd = 4; fd < 1024; fd++) close(fd);
-    char *const env[] = {NULL};
-    execve(bwrap, args, env);
-    _exit(127);
-  }
-  close(p[1]);
-  close(probe_fd);
+  err_out[0] = '\0';
+  int probe_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (probe_fd < 0) return -1;
+  char *argv[32];
+  size_t n = 0;
+  argv[n++] = (char *)bwrap;
+  for (size_t i = 1; args[i] && n + 1 < sizeof argv / sizeof argv[0]; i++) argv[n++] = args[i];
+  argv[n] = NULL;
+  char *out = NULL;
   size_t len = 0;
-  ssize_t n;
-  long long deadline = mono_ms() + 10000;
-  while (len + 1 < cap && mono_ms() < deadline && (n = read(p[0], err_out + len, cap - 1 - len)) > 0)
-    len += (size_t)n;
-  err_out[len] = '\0';
-  close(p[0]);
-  int status = 0;
-  if (pid > 0) waitpid(pid, &status, 0);
-  return pid < 0 ? -1 : status;
+  int status = -1;
+  subproc_result rc = subproc_run(argv, (subproc_options){.capture_fd = 2, .fd3 = probe_fd},
+                                  10000, cap - 1, &out, &len, &status);
+  close(probe_fd);
+  if (rc != SUBPROC_DONE) return -1;
+  snprintf(err_out, cap, "%s", out);
+  free(out);
+  return status;
 }
 
 static void diagnose_bwrap(report *r, const char *check, const char *stderr_text) {
@@ -127,7 +121,7 @@ int doctor_run(host *h) {
     size_t len = 0;
     int status = 0;
     node_version v;
-    bool ran = subproc_run(argv, 5000, 256, &out, &len, &status) == SUBPROC_DONE;
+    bool ran = subproc_run(argv, SUBPROC_STDOUT, 5000, 256, &out, &len, &status) == SUBPROC_DONE;
     bool ok = ran && node_version_parse(out, &v) && node_version_supported(v);
     snprintf(detail, sizeof detail, "%s %.*s", node.path, ran ? (int)strcspn(out, "\n") : 0,
              ran ? out : "");

@@ -51,7 +51,7 @@ static const char *node_version(const char *node) {
   char *out = NULL;
   size_t len = 0;
   int status = 0;
-  if (subproc_run(argv, 3000, 256, &out, &len, &status) != SUBPROC_DONE) return "";
+  if (subproc_run(argv, SUBPROC_STDOUT, 3000, 256, &out, &len, &status) != SUBPROC_DONE) return "";
   snprintf(version, sizeof version, "%.*s", (int)strcspn(out, "\r\n"), out);
   free(out);
   return version;

@@ -12,8 +12,8 @@
 
 #include "safe_open.h"
 
-static void child_exec(const char *exe, const int *child_fds, int nfds, int err_pipe,
-                       pid_t parent) {
+static void child_exec(const char *exe, char *const *args, const int *child_fds, int nfds,
+                       int err_pipe, pid_t parent) {
   int moved[SPAWN_MAX_FDS];
   /* Lift the error pipe and every source above the target range first, so
    * that no dup2 below can clobber a source still needed. */
@@ -38,17 +38,17 @@ static void child_exec(const char *exe, const int *child_fds, int nfds, int err_
   /* If the host dies, so does the launcher, bwrap, and with it the cell. */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) goto fail;
   const char *base = strrchr(exe, '/');
-  char *const argv[] = {(char *)(base ? base + 1 : exe), NULL};
+  char *const own[] = {(char *)(base ? base + 1 : exe), NULL};
   char *const empty_env[] = {NULL};
-  execve(exe, argv, empty_env);
+  execve(exe, args ? args : own, empty_env);
 fail:;
   int e = errno;
   so_write_all(err_pipe, &e, sizeof e);
   _exit(127);
 }
 
-cap_code spawn_program(const char *exe, const int *child_fds, int nfds, pid_t *pid,
-                       int *pidfd, cap_error *err) {
+cap_code spawn_program(const char *exe, char *const argv[], const int *child_fds, int nfds,
+                       pid_t *pid, int *pidfd, cap_error *err) {
   if (nfds > SPAWN_MAX_FDS) return cap_fail(err, CAP_E_INTERNAL, "too many child fds");
   int ep[2];
   if (pipe2(ep, O_CLOEXEC) != 0)
@@ -62,7 +62,7 @@ cap_code spawn_program(const char *exe, const int *child_fds, int nfds, pid_t *p
   }
   if (child == 0) {
     close(ep[0]);
-    child_exec(exe, child_fds, nfds, ep[1], parent);
+    child_exec(exe, argv, child_fds, nfds, ep[1], parent);
   }
   close(ep[1]);
   int child_errno = 0;
