@@ -4,6 +4,7 @@ just that fix, rebuild, and require that the cases guarding it now FAIL
 (and pass on the unmodified tree). A case is a corpus id (family/name) or a
 pytest node id (file::test). Prints a table; exits 1 if any case survives
 its fix's removal. Run: make prove-fixes"""
+import re
 import shutil
 import subprocess
 import sys
@@ -97,6 +98,25 @@ KNOWN_SURVIVORS = {
 }
 
 
+# C tokens: string literals, identifiers/numbers, then any other character.
+TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|\w+|[^\w\s]')
+
+
+def token_pattern(code):
+    """A regex matching code whatever its layout: the same tokens, with any
+    whitespace (including line breaks and re-indentation) between them, so a
+    reformat of the source cannot silently unmatch a revert."""
+    return re.compile(r"\s*".join(re.escape(t) for t in TOKEN.findall(code)))
+
+
+def revert(text, old, new, fix, path):
+    matches = list(token_pattern(old).finditer(text))
+    if len(matches) != 1:
+        sys.exit(f"revert for '{fix}' matches {len(matches)} places in {path}, not exactly one")
+    m = matches[0]
+    return text[:m.start()] + new + text[m.end():]
+
+
 def run_cases(tree, cases):
     bindir = tree / "build" / "bin"
     ids = {c: c if "::" in c else f"pytest/test_attack_corpus.py::test_case[{c}]" for c in cases}
@@ -125,8 +145,7 @@ def main():
             shutil.copytree(base, tree, ignore=shutil.ignore_patterns("build"))
             src = tree / path
             text = src.read_text()
-            assert old in text, f"revert for '{fix}' no longer matches {path}"
-            src.write_text(text.replace(old, new, 1))
+            src.write_text(revert(text, old, new, fix, path))
             built = subprocess.run(["make", "-s", "-C", str(tree), "-j2"], capture_output=True, text=True)
             if built.returncode != 0:
                 sys.exit(f"revert for '{fix}' does not build:\n{built.stderr[-2000:]}")

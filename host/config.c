@@ -54,6 +54,16 @@ static const limit_field limit_fields[] = {
 #define CELL_MEMORY_HEADROOM_MB 64
 #define LIMIT_COUNT (sizeof limit_fields / sizeof limit_fields[0])
 
+json_t *config_table_json(void) {
+  json_t *defaults = json_pack("{s:s}", "bubblewrapCommand", "bwrap"), *bounds = json_object();
+  for (size_t i = 0; i < LIMIT_COUNT; i++) {
+    const limit_field *f = &limit_fields[i];
+    json_object_set_new(defaults, f->name, json_integer(f->def));
+    json_object_set_new(bounds, f->name, json_pack("[I,I]", (json_int_t)f->min, (json_int_t)f->max));
+  }
+  return json_pack("{s:o,s:o}", "defaults", defaults, "bounds", bounds);
+}
+
 void config_defaults(host_config *cfg) {
   memset(cfg, 0, sizeof *cfg);
   cfg->bubblewrap_command = "bwrap";

@@ -41,6 +41,10 @@ typedef struct {
   size_t capsule_count;
 } host_config;
 
+/* {"defaults": {field: value, ...}, "bounds": {field: [min, max], ...}}:
+ * the one table of config fields, printed by `capsule-host defaults` and
+ * checked against README, cordis.patch.yml and the tests. */
+json_t *config_table_json(void);
 /* Defaults only (no capsules): what `attest` uses without --config. */
 void config_defaults(host_config *cfg);
 cap_code config_load(const char *path, host_config *cfg, cap_error *err);

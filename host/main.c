@@ -1,4 +1,5 @@
-/* capsule-host: attest | activate | call | serve | doctor | pack | inspect.
+/* capsule-host: attest | activate | call | serve | doctor | pack | inspect |
+ * defaults | --version.
  * Success prints {"ok":true,...};
  * failure prints {"ok":false,"error":{"code","message"}} on stdout, one
  * line on stderr, and exits 1 (2 for usage errors). */
@@ -58,7 +59,7 @@ static int usage(const char *why) {
   cap_fail(&err, CAP_E_USAGE,
            "%s. Usage: capsule-host attest [--config F] | activate --config F | call --config F "
            "TOOL [--input JSON] [--timings] | serve --config F | pack DIR -o FILE | inspect FILE "
-           "| doctor [--config F]",
+           "| doctor [--config F] | defaults | --version",
            why);
   return fail(&err);
 }
@@ -94,6 +95,13 @@ int main(int argc, char **argv) {
   bool timings = false;
   if (strcmp(cmd, "--version") == 0) {
     puts(CAPSULE_VERSION);
+    return 0;
+  }
+  if (strcmp(cmd, "defaults") == 0) { /* the config table: fields, defaults, bounds */
+    if (argc != 2) return usage("defaults takes no arguments");
+    json_t *table = config_table_json();
+    json_object_set_new(table, "ok", json_true());
+    print_json(table);
     return 0;
   }
   for (int i = 2; i < argc; i++) {

@@ -17,32 +17,18 @@ BIN = Path(os.environ.get("CAPSULE_BIN", REPO / "build" / "bin"))
 CORPUS = REPO / "attack-corpus"
 SDK = (REPO / "guest" / "index.mjs").read_text()
 
-LIMIT_DEFAULTS = {
-    "bubblewrapCommand": "bwrap",
-    "maxManifestBytes": 262144,
-    "maxArtifactBytes": 16777216,
-    "maxFrameBytes": 1048576,
-    "maxStderrBytes": 65536,
-    "maxDescriptionBytes": 4096,
-    "maxPromptBytes": 65536,
-    "maxContributions": 64,
-    "maxJsonNodes": 10000,
-    "maxJsonDepth": 32,
-    "startupTimeoutMs": 5000,
-    "callTimeoutMs": 30000,
-    "shutdownTimeoutMs": 500,
-    "processGraceMs": 500,
-    "maxConcurrentCalls": 4,
-    "maxQueuedCalls": 32,
-    "maxOldSpaceSizeMb": 128,
-    "tmpfsBytes": 16777216,
-    # Beyond the seed: serve's queue deadline and the cell ceilings.
-    "queueTimeoutMs": 10000,
-    "maxCellMemoryMb": 512,
-    "maxCellCpuSeconds": 60,
-    "maxCellFileBytes": 16777216,
-    "maxCellOpenFiles": 256,
-}
+def config_defaults():
+    """The config table from config.c itself (`capsule-host defaults`): the
+    one source the tests, README and cordis.patch.yml are checked against."""
+    try:
+        out = subprocess.run([str(BIN / "capsule-host"), "defaults"], capture_output=True,
+                             check=True, timeout=30)
+    except (OSError, subprocess.CalledProcessError):
+        return {}  # conftest reports the missing binary
+    return json.loads(out.stdout)["defaults"]
+
+
+LIMIT_DEFAULTS = config_defaults()
 
 
 def expected_codes(case: dict) -> set:

@@ -16,6 +16,28 @@ CASES = sorted((CORPUS / "cases").rglob("*.json"))
 HELPERS = REPO / "build" / "test-helpers"
 
 
+CASE_KEYS = {"description", "expect", "command", "argv", "tool", "input", "guest", "params",
+             "contributes", "manifest", "manifestRaw", "manifestHex", "manifestPad", "integrity",
+             "artifactPad", "policy", "capsuleConfig", "workspace", "layout", "tmpFiles", "limits",
+             "configPatch", "configRaw", "configPath", "duplicateCapsule", "bundle", "env",
+             "fakeBwrap", "fakeNode", "fakeProbe", "listen", "launch", "helper", "serve", "timeout"}
+EXPECT_KEYS = {"code", "messageContains", "ok", "isError", "output", "tools", "files", "report",
+               "responses"}
+
+
+def test_corpus_cases_use_only_documented_keys():
+    """The corpus format is attack-corpus/README.md: every key a case uses is
+    documented there and known here; a typo fails instead of being ignored."""
+    readme = (CORPUS / "README.md").read_text()
+    for key in CASE_KEYS | EXPECT_KEYS:
+        assert f"`{key}`" in readme, f"attack-corpus/README.md does not document {key}"
+    for path in CASES:
+        case = json.loads(path.read_text())
+        assert {"description", "expect"} <= set(case), path
+        assert set(case) <= CASE_KEYS, (path, set(case) - CASE_KEYS)
+        assert set(case["expect"]) <= EXPECT_KEYS, (path, set(case["expect"]) - EXPECT_KEYS)
+
+
 def case_id(path):
     return str(path.relative_to(CORPUS / "cases")).removesuffix(".json")
 

@@ -284,3 +284,24 @@ def test_every_code_has_a_corpus_case():
     for case in (REPO / "attack-corpus" / "cases").rglob("*.json"):
         covered |= expected_codes(json.loads(case.read_text()))
     assert codes - covered == exempt, f"codes without a case: {sorted(codes - covered - exempt)}"
+
+
+def test_config_defaults_are_documented_from_one_table():
+    """README's defaults, README's DSH override and the bundle row all equal
+    config.c's table (`capsule-host defaults`), field for field."""
+    import yaml
+    from capsule_lab import LIMIT_DEFAULTS
+    assert LIMIT_DEFAULTS and LIMIT_DEFAULTS["maxOldSpaceSizeMb"] == 128
+    readme = (REPO / "README.md").read_text()
+    config_section = readme.split("## Configuration", 1)[1]
+    documented = json.loads(config_section.split("```json\n", 1)[1].split("```", 1)[0])
+    assert documented.pop("capsules") == []
+    assert documented == LIMIT_DEFAULTS
+    install = readme.split("## Install in DeepSeek Harness", 1)[1]
+    override = yaml.safe_load(install.split("```yaml\n", 1)[1].split("```", 1)[0])[0]["config"]
+    override.pop("capsules")
+    assert override == LIMIT_DEFAULTS
+    row = yaml.safe_load((REPO / "cordis.patch.yml").read_text())[0]["insert"][0]["config"]
+    assert {k: v for k, v in row.items() if k != "capsules"} == LIMIT_DEFAULTS
+    for field in LIMIT_DEFAULTS:
+        assert f"`{field}`" in readme or f'"{field}"' in readme, field
