@@ -52,7 +52,7 @@ REVERTS = [
     ("open-files ceiling (RLIMIT_NOFILE)", "launcher/ceilings.c",
      'if (!rc) rc = lower(RLIMIT_NOFILE, "RLIMIT_NOFILE", nofile, nofile, err);', "(void)nofile;",
      ["guests/open-files-bounded"]),
-    ("ceiling exits reported as CELL_RESOURCE_LIMIT", "host/cell.c",
+    ("ceiling exits reported as CELL_RESOURCE_LIMIT", "host/cell_io.c",
      "  if (ceiling_failure(c, tail, err)) return err->code;\n  if (c->exited && WIFSIGNALED",
      "  if (c->exited && WIFSIGNALED", ["cells/heap-bomb", "cells/cpu-ceiling"]),
     ("one process per cell (seccomp fork/vfork/clone)", "common/seccomp_policy.c",

@@ -39,10 +39,6 @@ cap_code runtime_identity(const char *path, file_identity *out, cap_error *err);
 cap_code runtime_scan(const char *executable, runtime_view *view, cap_error *err);
 
 json_t *runtime_identity_json(const file_identity *id);
-/* The world this process sees: {"mountNamespace", "root": {dev, ino},
- * "uid", "gid"}. Host and world probe both call it, so their views can be
- * compared field by field. */
-json_t *runtime_world_json(void);
 json_t *runtime_objects_json(const runtime_view *view);
 
 #endif

@@ -1,18 +1,17 @@
-#include <errno.h>
-#include <stdbool.h>
+/* Activation: open the host (config, helpers, staging), check every
+ * capsule statically, attest, describe each capsule in a fresh cell, and
+ * publish the registry. Calls are in host_call.c. */
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "call_result.h"
 #include "cell.h"
-#include "describe.h"
-#include "schema.h"
-#include "host.h"
-#include "strict_json.h"
 #include "clock.h"
+#include "describe.h"
+#include "host.h"
 
 /* Trusted helpers live beside the host binary, never on PATH. */
 static cap_code find_helpers(host *h, cap_error *err) {
@@ -39,32 +38,11 @@ cap_code host_open(host *h, const char *config_path, cap_error *err) {
   return CAP_OK;
 }
 
-/* A fresh cell for cap that has answered describe within startupTimeoutMs.
- * On success the cell is running and *reply holds its describe.result; on
- * a start failure the cell needs no join (CAP_E_* returned, *started false). */
-static cap_code described_cell(host *h, loaded_capsule *cap, cell *c, bool *started,
-                               json_t **reply, cap_error *err) {
-  *reply = NULL;
-  *started = false;
-  char *doc = host_launch_doc(h, &cap->guest, cap, err);
-  if (!doc) return err->code;
-  cap_code rc = cell_start_launcher(c, h->launcher, doc, &h->cfg.limits, err);
-  free(doc);
-  if (rc) return rc;
-  *started = true;
-  long long deadline = mono_ms() + h->cfg.limits.startup_timeout_ms;
-  json_t *req = json_pack("{s:s,s:s}", "type", "describe", "protocol", MANIFEST_PROTOCOL);
-  rc = cell_send(c, req, deadline, CAP_E_CELL_START_TIMEOUT, err);
-  json_decref(req);
-  if (!rc) rc = cell_expect(c, "describe.result", deadline, CAP_E_CELL_START_TIMEOUT, reply, err);
-  return rc;
-}
-
 static cap_code describe_cell(host *h, loaded_capsule *cap, cap_error *err) {
   cell c;
   bool started;
   json_t *reply;
-  cap_code rc = described_cell(h, cap, &c, &started, &reply, err);
+  cap_code rc = host_described_cell(h, cap, &c, &started, &reply, err);
   if (!started) return rc;
   if (!rc) rc = describe_admit(reply, &cap->m, &h->cfg.limits, &cap->descriptor, err);
   json_decref(reply);
@@ -132,65 +110,6 @@ json_t *host_registry(const host *h) {
     }
   }
   return json_pack("{s:o,s:o}", "tools", tools, "promptSections", sections);
-}
-
-const json_t *host_find_tool(const host *h, const char *name, loaded_capsule **cap) {
-  for (size_t i = 0; i < h->cap_count; i++) {
-    size_t k;
-    json_t *v;
-    json_array_foreach(json_object_get(h->caps[i].descriptor, "tools"), k, v) {
-      if (strcmp(json_string_value(json_object_get(v, "name")), name) == 0) {
-        if (cap) *cap = &h->caps[i];
-        return v;
-      }
-    }
-  }
-  return NULL;
-}
-
-cap_code host_call(host *h, const char *tool, const json_t *input, json_t **result,
-                   cap_error *err) {
-  *result = NULL;
-  loaded_capsule *cap = NULL;
-  const json_t *desc = host_find_tool(h, tool, &cap);
-  if (!desc) return cap_fail(err, CAP_E_TOOL_NOT_FOUND, "no published tool is named \"%s\"", tool);
-  sj_limits jl = {(size_t)h->cfg.limits.max_json_depth, (size_t)h->cfg.limits.max_json_nodes};
-  if (!sj_within(input, &jl))
-    return cap_fail(err, CAP_E_JSON_LIMIT, "tool input exceeds maxJsonDepth/maxJsonNodes");
-  /* Input is checked before a cell exists. */
-  if (schema_validate(json_object_get(desc, "inputSchema"), input, err)) return err->code;
-  cell c;
-  bool started;
-  json_t *reply, *req;
-  long long deadline = 0;
-  cap_code rc = described_cell(h, cap, &c, &started, &reply, err);
-  if (!started) return rc;
-  if (!rc) {
-    /* Each cell must present exactly the descriptors admitted at activation. */
-    json_object_del(reply, "type");
-    if (!json_equal(reply, cap->descriptor))
-      rc = cap_fail(err, CAP_E_DESCRIPTOR_CHANGED, "call cell describes different tools or prompts");
-  }
-  json_decref(reply);
-  reply = NULL;
-  if (!rc) {
-    deadline = mono_ms() + h->cfg.limits.call_timeout_ms;
-    req = json_pack("{s:s,s:s,s:O}", "type", "call", "tool", tool, "input", input);
-    rc = cell_send(&c, req, deadline, CAP_E_CELL_CALL_TIMEOUT, err);
-    json_decref(req);
-  }
-  if (!rc) rc = cell_expect(&c, "call.result", deadline, CAP_E_CELL_CALL_TIMEOUT, &reply, err);
-  if (!rc) rc = call_result_admit(reply, &h->cfg.limits, result, err);
-  json_decref(reply);
-  if (!rc) rc = cell_shutdown(&c, err);
-  cap_code jr = cell_join(&c, err);
-  if (jr) rc = jr;
-  if (h->timings) json_object_set_new(h->timings, "call", cell_timings_json(&c));
-  if (rc) {
-    json_decref(*result);
-    *result = NULL;
-  }
-  return rc;
 }
 
 void host_close(host *h) {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cell.h"
+#include "world_view.h"
 #include "cell_probe_js.h"
 #include "digest.h"
 #include "attest_report.h"
@@ -74,7 +75,7 @@ static cap_code world_phase(host *h, json_t *report, cap_error *err) {
   cap_code rc = cell_send(&c, req, deadline, CAP_E_CELL_START_TIMEOUT, err);
   json_decref(req);
   if (!rc) rc = cell_expect(&c, "attest.world.result", deadline, CAP_E_CELL_START_TIMEOUT, &reply, err);
-  if (!rc) rc = attest_check_world(h, reply, challenge, err);
+  if (!rc) rc = attest_check_world(h, json_object_get(report, "host"), reply, challenge, err);
   if (!rc) rc = cell_shutdown(&c, err);
   cap_code jr = cell_join(&c, err);
   if (jr) rc = jr;

@@ -141,8 +141,8 @@ static cap_code resolve_workspace(const capsule_config *cfg, const manifest *m,
   return rc;
 }
 
-/* The shared tail of both sources: digest of the bytes in hand, staging of
- * those same bytes, workspace resolution. */
+/* The bytes in hand must have the digest the manifest pins (hex gets the
+ * actual one); the same bytes are then staged, never read again. */
 cap_code capsule_check_digest(const manifest *m, const char *artifact, size_t alen, char *hex,
                               cap_error *err) {
   if (!digest_sha256_hex(artifact, alen, hex)) return cap_fail(err, CAP_E_INTERNAL, "sha256 failed");

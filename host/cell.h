@@ -12,7 +12,7 @@
 #include "config.h"
 #include "frame.h"
 
-typedef struct {
+typedef struct cell {
   const host_limits *lim;
   sj_limits frame_limits;
   pid_t pid;

@@ -40,6 +40,12 @@ cap_code host_attest(host *h, cap_error *err);
 cap_code host_activate(host *h, cap_error *err);
 /* {"tools":[...], "promptSections":[...]} of an activated host. */
 json_t *host_registry(const host *h);
+/* A fresh cell for cap that has answered describe within startupTimeoutMs
+ * (described_cell.c). On success the cell is running and *reply holds its
+ * describe.result; *started false means no cell needs joining. */
+struct cell;
+cap_code host_described_cell(host *h, loaded_capsule *cap, struct cell *c, bool *started,
+                             json_t **reply, cap_error *err);
 /* The published descriptor of tool name, and (if cap) its capsule; NULL
  * when no activated capsule publishes it. */
 const json_t *host_find_tool(const host *h, const char *name, loaded_capsule **cap);

@@ -13,6 +13,7 @@
 
 #include "frame.h"
 #include "runtime_scan.h"
+#include "world_view.h"
 #include "safe_open.h"
 #include "strict_json.h"
 #include "subproc.h"

@@ -1,0 +1,72 @@
+/* One tool call: find the tool, check its input before any cell exists,
+ * then a fresh cell that must describe exactly what activation admitted,
+ * one call, shutdown, exact join. */
+#include <stdbool.h>
+#include <string.h>
+
+#include "call_result.h"
+#include "cell.h"
+#include "clock.h"
+#include "host.h"
+#include "schema.h"
+#include "strict_json.h"
+
+const json_t *host_find_tool(const host *h, const char *name, loaded_capsule **cap) {
+  for (size_t i = 0; i < h->cap_count; i++) {
+    size_t k;
+    json_t *v;
+    json_array_foreach(json_object_get(h->caps[i].descriptor, "tools"), k, v) {
+      if (strcmp(json_string_value(json_object_get(v, "name")), name) == 0) {
+        if (cap) *cap = &h->caps[i];
+        return v;
+      }
+    }
+  }
+  return NULL;
+}
+
+cap_code host_call(host *h, const char *tool, const json_t *input, json_t **result,
+                   cap_error *err) {
+  *result = NULL;
+  loaded_capsule *cap = NULL;
+  const json_t *desc = host_find_tool(h, tool, &cap);
+  if (!desc) return cap_fail(err, CAP_E_TOOL_NOT_FOUND, "no published tool is named \"%s\"", tool);
+  sj_limits jl = {(size_t)h->cfg.limits.max_json_depth, (size_t)h->cfg.limits.max_json_nodes};
+  if (!sj_within(input, &jl))
+    return cap_fail(err, CAP_E_JSON_LIMIT, "tool input exceeds maxJsonDepth/maxJsonNodes");
+  /* Input is checked before a cell exists. */
+  if (schema_validate(json_object_get(desc, "inputSchema"), input, err)) return err->code;
+  cell c;
+  bool started;
+  json_t *reply, *req;
+  long long deadline = 0;
+  cap_code rc = host_described_cell(h, cap, &c, &started, &reply, err);
+  if (!started) return rc;
+  if (!rc) {
+    /* Each cell must present exactly the descriptors admitted at activation. */
+    json_object_del(reply, "type");
+    if (!json_equal(reply, cap->descriptor))
+      rc = cap_fail(err, CAP_E_DESCRIPTOR_CHANGED, "call cell describes different tools or prompts");
+  }
+  json_decref(reply);
+  reply = NULL;
+  if (!rc) {
+    deadline = mono_ms() + h->cfg.limits.call_timeout_ms;
+    req = json_pack("{s:s,s:s,s:O}", "type", "call", "tool", tool, "input", input);
+    rc = cell_send(&c, req, deadline, CAP_E_CELL_CALL_TIMEOUT, err);
+    json_decref(req);
+  }
+  if (!rc) rc = cell_expect(&c, "call.result", deadline, CAP_E_CELL_CALL_TIMEOUT, &reply, err);
+  if (!rc) rc = call_result_admit(reply, &h->cfg.limits, result, err);
+  json_decref(reply);
+  if (!rc) rc = cell_shutdown(&c, err);
+  cap_code jr = cell_join(&c, err);
+  if (jr) rc = jr;
+  if (h->timings) json_object_set_new(h->timings, "call", cell_timings_json(&c));
+  if (rc) {
+    json_decref(*result);
+    *result = NULL;
+  }
+  return rc;
+}
+
