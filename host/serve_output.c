@@ -1,0 +1,69 @@
+/* serve's output: every JSON-RPC message is queued and written to stdout
+ * without blocking (a stalled client never blocks the loop; stdin is not
+ * read while the queue is above the high-water mark). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "serve_state.h"
+
+/* The one server (the loop is single-threaded). */
+static server *the_server;
+
+void serve_output_attach(server *s) { the_server = s; }
+
+size_t serve_out_high_water(const server *s) {
+  return 4 * (size_t)s->h->cfg.limits.max_frame_bytes;
+}
+
+void serve_send(json_t *msg) {
+  server *s = the_server;
+  char *text = json_dumps(msg, JSON_COMPACT);
+  json_decref(msg);
+  if (!text) return;
+  size_t n = strlen(text);
+  if (!s->out_broken && s->out_len + n + 1 > s->out_cap) {
+    size_t cap = s->out_cap ? s->out_cap : 65536;
+    while (cap < s->out_len + n + 1) cap *= 2;
+    char *p = realloc(s->out, cap);
+    if (!p) s->out_broken = true; /* cannot buffer: the client is gone for us */
+    else s->out = p, s->out_cap = cap;
+  }
+  if (!s->out_broken) {
+    memcpy(s->out + s->out_len, text, n);
+    s->out[s->out_len + n] = '\n';
+    s->out_len += n + 1;
+  }
+  free(text);
+}
+
+/* Writes what stdout accepts now; never blocks. */
+void serve_flush(server *s) {
+  if (s->out_len == 0) return;
+  size_t off = 0;
+  while (!s->out_broken && off < s->out_len) {
+    ssize_t n = write(1, s->out + off, s->out_len - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) break;
+    if (n <= 0) {
+      s->out_broken = true; /* EPIPE: the client left; shutdown follows from stdin */
+      break;
+    }
+    off += (size_t)n;
+  }
+  if (s->out_broken) off = s->out_len;
+  memmove(s->out, s->out + off, s->out_len - off);
+  s->out_len -= off;
+}
+
+void serve_send_result(const json_t *id, json_t *result) {
+  serve_send(json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result));
+}
+
+void serve_send_error(const json_t *id, int code, const char *message, const char *cap) {
+  json_t *e = json_pack("{s:i,s:s}", "code", code, "message", message);
+  if (cap) json_object_set_new(e, "data", json_pack("{s:s}", "code", cap));
+  serve_send(json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+                         "error", e));
+}

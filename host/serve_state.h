@@ -1,0 +1,67 @@
+/* Shared by the serve files only: the server's state, its output queue
+ * and the scheduler entry points the MCP dispatch calls. */
+#ifndef SERVE_STATE_H
+#define SERVE_STATE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "call_supervisor.h"
+#include "host.h"
+
+#define JSONRPC_PARSE_ERROR -32700
+#define JSONRPC_INVALID_REQUEST -32600
+#define JSONRPC_METHOD_NOT_FOUND -32601
+#define JSONRPC_INVALID_PARAMS -32602
+#define JSONRPC_SERVER_BUSY -32001
+#define JSONRPC_NOT_INITIALIZED -32002
+
+typedef struct {
+  json_t *id;
+  char *tool;
+  json_t *input;
+  long long arrived_ms, started_ms;
+  bool running, cancelled;
+  call_supervisor sup;
+} call_slot;
+
+typedef struct {
+  host *h;
+  json_t *registry;
+  call_slot *slots; /* running first, then queued, in arrival order */
+  size_t count, cap;
+  size_t running;
+  bool initialized, shutting_down, cancel_sent;
+  char *line;
+  size_t line_len;
+  bool discarding; /* inside an over-long line */
+  /* Outbound bytes not yet accepted by stdout (non-blocking): a stalled
+   * client never blocks the loop, and stdin is not read while this is above
+   * the high-water mark, so it holds at most that plus the answers of calls
+   * already admitted. */
+  char *out;
+  size_t out_len, out_cap;
+  bool out_broken; /* stdout closed or failed: answers are dropped */
+} server;
+
+/* Output (serve_output.c): JSON-RPC messages queued for stdout. */
+void serve_output_attach(server *s);
+size_t serve_out_high_water(const server *s);
+void serve_send(json_t *msg);
+void serve_send_result(const json_t *id, json_t *result);
+void serve_send_error(const json_t *id, int code, const char *message, const char *cap);
+/* Writes what stdout accepts now; never blocks. */
+void serve_flush(server *s);
+
+/* Scheduler (serve.c): admit a tools/call whose tool exists (BUSY when
+ * the queue is full), cancel a request by id. */
+void serve_admit_call(server *s, const json_t *id, const char *tool, const json_t *args);
+void serve_cancel(server *s, const json_t *request_id);
+
+/* MCP (mcp_dispatch.c): one line from stdin, and a verdict as a tools/call
+ * result. */
+void mcp_handle_line(server *s, const char *line, size_t len);
+json_t *mcp_call_result(json_t *verdict);
+
+#endif
