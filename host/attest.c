@@ -94,7 +94,14 @@ static cap_code world_phase(host *h, json_t *report, cap_error *err) {
 
 /* The cell must live in namespaces of its own, not the host's. */
 static cap_code check_namespaces(cell *c, json_t *report, cap_error *err) {
-  if (cell_wait_init(c, mono_ms() + c->lim->startup_timeout_ms, err)) return err->code;
+  switch (cell_wait_init(c, mono_ms() + c->lim->startup_timeout_ms, err)) {
+  case CELL_INIT_KNOWN: break;
+  case CELL_INIT_NOT_REPORTED:
+    return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "bwrap did not report the cell's init");
+  case CELL_INIT_TIMED_OUT:
+    return cap_fail(err, CAP_E_ATTEST_TIMEOUT, "bwrap did not report the cell's init in time");
+  case CELL_INIT_FAILED: return err->code;
+  }
   json_t *ns = json_object();
   json_object_set_new(report, "namespaces", ns);
   for (const char *const *n = ns_names; *n; n++) {

@@ -69,7 +69,14 @@ json_t *cell_timings_json(const cell *c);
 void cell_stderr_tail(const cell *c, char *out, size_t cap);
 /* True when the bwrap info report arrived (sandbox was created). */
 bool cell_has_init(const cell *c);
-/* Waits for bwrap's --info-fd report of the cell's init pid. */
-cap_code cell_wait_init(cell *c, long long deadline, cap_error *err);
+typedef enum {
+  CELL_INIT_KNOWN,        /* c->init_pid is set */
+  CELL_INIT_NOT_REPORTED, /* bwrap closed its info descriptor without a pid */
+  CELL_INIT_TIMED_OUT,
+  CELL_INIT_FAILED, /* err holds the code */
+} cell_init_wait;
+/* Waits for bwrap's --info-fd report of the cell's init pid; what a
+ * missing report means is the caller's to say. */
+cell_init_wait cell_wait_init(cell *c, long long deadline, cap_error *err);
 
 #endif

@@ -256,14 +256,12 @@ cap_code cell_expect(cell *c, const char *type, long long deadline, cap_code tim
 
 bool cell_has_init(const cell *c) { return c->init_pid > 0; }
 
-cap_code cell_wait_init(cell *c, long long deadline, cap_error *err) {
+cell_init_wait cell_wait_init(cell *c, long long deadline, cap_error *err) {
   while (!cell_has_init(c)) {
-    if (c->info_fd < 0)
-      return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "bwrap did not report the cell's init");
+    if (c->info_fd < 0) return CELL_INIT_NOT_REPORTED;
     pump_result r = pump(c, deadline, err);
-    if (r == PUMP_TIMED_OUT)
-      return cap_fail(err, CAP_E_ATTEST_TIMEOUT, "bwrap did not report the cell's init in time");
-    if (r == PUMP_FAILED) return err->code;
+    if (r == PUMP_TIMED_OUT) return CELL_INIT_TIMED_OUT;
+    if (r == PUMP_FAILED) return CELL_INIT_FAILED;
   }
-  return CAP_OK;
+  return CELL_INIT_KNOWN;
 }
