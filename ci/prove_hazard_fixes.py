@@ -113,8 +113,15 @@ def revert(text, old, new, fix, path):
     matches = list(token_pattern(old).finditer(text))
     if len(matches) != 1:
         sys.exit(f"revert for '{fix}' matches {len(matches)} places in {path}, not exactly one")
-    m = matches[0]
-    return text[:m.start()] + new + text[m.end():]
+    start, end = matches[0].span()
+    # A revert written as whole lines (old starts with indentation) replaces
+    # the line's own indentation too, so new's layout is what compiles.
+    if old[:1].isspace():
+        while start > 0 and text[start - 1] in " \t":
+            start -= 1
+    if old.endswith("\n") and text[end:end + 1] == "\n":
+        end += 1
+    return text[:start] + new + text[end:]
 
 
 def run_cases(tree, cases):
