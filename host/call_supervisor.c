@@ -44,9 +44,9 @@ static void supervise(host *h, const char *tool, const json_t *input, int out, p
   char *text = verdict ? json_dumps(verdict, JSON_COMPACT) : NULL;
   /* A result within maxFrameBytes can re-encode longer (jansson prints
    * every double with 17 digits): the documented code, not INTERNAL. */
-  size_t limit = 2 * (size_t)h->cfg.limits.max_frame_bytes;
-  if (text && strlen(text) > limit) {
-    size_t got = strlen(text);
+  size_t limit = supervisor_result_limit(&h->cfg.limits);
+  size_t got = text ? strlen(text) : 0;
+  if (got > limit) {
     free(text);
     json_decref(verdict);
     char msg[200];
@@ -116,8 +116,12 @@ bool supervisor_read(call_supervisor *s, size_t max) {
   }
 }
 
+size_t supervisor_result_limit(const host_limits *lim) {
+  return 2 * (size_t)lim->max_frame_bytes;
+}
+
 size_t supervisor_verdict_max(const host_limits *lim) {
-  return 2 * (size_t)lim->max_frame_bytes + 4096;
+  return supervisor_result_limit(lim) + 4096; /* the envelope and an error verdict */
 }
 
 json_t *supervisor_verdict(call_supervisor *s) {

@@ -29,6 +29,8 @@ cap_code supervisor_start(host *h, const char *tool, const json_t *input, call_s
  * may not exceed 2 x maxFrameBytes (the supervisor checks), plus room for
  * the envelope and an error verdict. */
 size_t supervisor_verdict_max(const host_limits *lim);
+/* The re-encoded result a supervisor may report: 2 x maxFrameBytes. */
+size_t supervisor_result_limit(const host_limits *lim);
 /* Reads what is available; returns false once the pipe reached EOF. Past
  * max it keeps draining but stores nothing more (no spliced verdict). */
 bool supervisor_read(call_supervisor *s, size_t max);

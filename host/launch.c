@@ -7,6 +7,15 @@
 #include "host.h"
 #include "launch_doc.h"
 
+/* The ceilings of every cell, from the config: written into each launch
+ * document and stated in the attestation report. */
+static ld_ceilings cell_ceilings(const host_limits *lim) {
+  return (ld_ceilings){.memory_bytes = lim->max_cell_memory_mb << 20,
+                       .cpu_seconds = lim->max_cell_cpu_seconds,
+                       .file_bytes = lim->max_cell_file_bytes,
+                       .open_files = lim->max_cell_open_files};
+}
+
 static cap_code add_mount(launch_doc *doc, ld_mount m, cap_error *err) {
   if (doc->mount_count == LAUNCH_DOC_MAX_MOUNTS)
     return cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "more than %d mounts in one cell",
@@ -35,10 +44,7 @@ char *host_launch_doc(const host *h, const staged_file *guest, const loaded_caps
   doc->permission_flag = h->permission_flag;
   doc->disable_sigusr1 = h->disable_sigusr1;
   doc->seccomp_sha256 = h->seccomp_sha256;
-  doc->ceilings = (ld_ceilings){.memory_bytes = lim->max_cell_memory_mb << 20,
-                                .cpu_seconds = lim->max_cell_cpu_seconds,
-                                .file_bytes = lim->max_cell_file_bytes,
-                                .open_files = lim->max_cell_open_files};
+  doc->ceilings = cell_ceilings(lim);
   const file_identity *exe = &h->node.executable;
   cap_code rc = add_mount(doc, (ld_mount){.label = LD_RUNTIME, .source = exe->path,
                                           .dest = LAUNCH_NODE_DEST, .dev = exe->dev,
@@ -74,14 +80,15 @@ char *host_launch_doc(const host *h, const staged_file *guest, const loaded_caps
 }
 
 json_t *host_ceilings_report(const host_limits *lim) {
+  ld_ceilings c = cell_ceilings(lim);
   return json_pack(
       "{s:{s:I,s:s},s:{s:I,s:s},s:{s:I,s:s},s:{s:I,s:s},s:{s:i,s:s},s:{s:n,s:s},s:{s:b,s:s}}",
-      "memoryBytes", "limit", (json_int_t)lim->max_cell_memory_mb << 20, "mechanism",
+      "memoryBytes", "limit", (json_int_t)c.memory_bytes, "mechanism",
       "RLIMIT_DATA per process (heap, off-heap buffers, wasm memory, thread stacks)",
-      "cpuSeconds", "limit", (json_int_t)lim->max_cell_cpu_seconds, "mechanism",
+      "cpuSeconds", "limit", (json_int_t)c.cpu_seconds, "mechanism",
       "RLIMIT_CPU (SIGXCPU, SIGKILL one second later)", "fileBytes", "limit",
-      (json_int_t)lim->max_cell_file_bytes, "mechanism", "RLIMIT_FSIZE", "openFiles", "limit",
-      (json_int_t)lim->max_cell_open_files, "mechanism", "RLIMIT_NOFILE", "processes", "limit", 1,
+      (json_int_t)c.file_bytes, "mechanism", "RLIMIT_FSIZE", "openFiles", "limit",
+      (json_int_t)c.open_files, "mechanism", "RLIMIT_NOFILE", "processes", "limit", 1,
       "mechanism", "seccomp: fork, vfork and clone without CLONE_THREAD fail with EPERM",
       "threads", "limit", "mechanism", "no count; each thread stack is counted by RLIMIT_DATA",
       "cgroup", "used", 0, "mechanism",

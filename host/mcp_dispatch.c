@@ -47,19 +47,19 @@ static void handle_initialize(server *s, const json_t *id, const json_t *params)
                              CAPSULE_VERSION, "instructions", text ? text : "");
   free(text);
   s->initialized = true;
-  serve_send_result(id, result);
+  serve_send_result(s, id, result);
 }
 
 static void handle_call(server *s, const json_t *id, const json_t *params) {
   const char *name = json_string_value(json_object_get(params, "name"));
   json_t *args = json_object_get(params, "arguments");
   if (!name || (args && !json_is_object(args)))
-    return serve_send_error(id, JSONRPC_INVALID_PARAMS, "tools/call needs a name and object arguments",
+    return serve_send_error(s, id, JSONRPC_INVALID_PARAMS, "tools/call needs a name and object arguments",
                       NULL);
   if (!host_find_tool(s->h, name, NULL)) {
     char msg[160];
     snprintf(msg, sizeof msg, "Unknown tool: %.100s", name);
-    return serve_send_error(id, JSONRPC_INVALID_PARAMS, msg, "TOOL_NOT_FOUND");
+    return serve_send_error(s, id, JSONRPC_INVALID_PARAMS, msg, "TOOL_NOT_FOUND");
   }
   serve_admit_call(s, id, name, args);
 }
@@ -73,44 +73,44 @@ static void handle_prompts_get(server *s, const json_t *id, const json_t *params
       char desc[300];
       snprintf(desc, sizeof desc, "Static system-prompt section from capsule %s",
                json_string_value(json_object_get(sec, "capsuleId")));
-      return serve_send_result(id, json_pack("{s:s,s:[{s:s,s:{s:s,s:O}}]}", "description", desc,
+      return serve_send_result(s, id, json_pack("{s:s,s:[{s:s,s:{s:s,s:O}}]}", "description", desc,
                                        "messages", "role", "user", "content", "type", "text",
                                        "text", json_object_get(sec, "text")));
     }
   }
-  serve_send_error(id, JSONRPC_INVALID_PARAMS, "Unknown prompt", NULL);
+  serve_send_error(s, id, JSONRPC_INVALID_PARAMS, "Unknown prompt", NULL);
 }
 
 static void handle_message(server *s, json_t *msg) {
   if (!json_is_object(msg))
-    return serve_send_error(NULL, JSONRPC_INVALID_REQUEST, "expected one JSON-RPC object per line", NULL);
+    return serve_send_error(s, NULL, JSONRPC_INVALID_REQUEST, "expected one JSON-RPC object per line", NULL);
   const char *method = json_string_value(json_object_get(msg, "method"));
   json_t *id = json_object_get(msg, "id");
   json_t *params = json_object_get(msg, "params");
   const char *version = json_string_value(json_object_get(msg, "jsonrpc"));
   if (!version || strcmp(version, "2.0") != 0)
-    return serve_send_error(id, JSONRPC_INVALID_REQUEST, "jsonrpc must be \"2.0\"", NULL);
+    return serve_send_error(s, id, JSONRPC_INVALID_REQUEST, "jsonrpc must be \"2.0\"", NULL);
   if (!method) return; /* a response from the client: nothing was asked */
   if (!id) {
     if (strcmp(method, "notifications/cancelled") == 0) serve_cancel(s, json_object_get(params, "requestId"));
     return; /* notifications/initialized and others need no answer */
   }
   if (!json_is_string(id) && !json_is_integer(id))
-    return serve_send_error(NULL, JSONRPC_INVALID_REQUEST, "id must be a string or an integer", NULL);
+    return serve_send_error(s, NULL, JSONRPC_INVALID_REQUEST, "id must be a string or an integer", NULL);
   if (strcmp(method, "initialize") == 0) return handle_initialize(s, id, params);
-  if (strcmp(method, "ping") == 0) return serve_send_result(id, json_object());
+  if (strcmp(method, "ping") == 0) return serve_send_result(s, id, json_object());
   if (!s->initialized)
-    return serve_send_error(id, JSONRPC_NOT_INITIALIZED, "initialize first", NULL);
+    return serve_send_error(s, id, JSONRPC_NOT_INITIALIZED, "initialize first", NULL);
   if (strcmp(method, "tools/list") == 0) {
     json_t *tools = json_array(), *t;
     size_t i;
     json_array_foreach(json_object_get(s->registry, "tools"), i, t)
         json_array_append_new(tools, tool_entry(t));
-    return serve_send_result(id, json_pack("{s:o}", "tools", tools));
+    return serve_send_result(s, id, json_pack("{s:o}", "tools", tools));
   }
   if (strcmp(method, "tools/call") == 0) {
     if (s->shutting_down)
-      return serve_send_error(id, JSONRPC_SERVER_BUSY, "BUSY: shutting down", "BUSY");
+      return serve_send_error(s, id, JSONRPC_SERVER_BUSY, "BUSY: shutting down", "BUSY");
     return handle_call(s, id, params);
   }
   if (strcmp(method, "prompts/list") == 0) {
@@ -120,10 +120,10 @@ static void handle_message(server *s, json_t *msg) {
         json_array_append_new(prompts,
                               json_pack("{s:O,s:s}", "name", json_object_get(sec, "id"),
                                         "description", "Static system-prompt section"));
-    return serve_send_result(id, json_pack("{s:o}", "prompts", prompts));
+    return serve_send_result(s, id, json_pack("{s:o}", "prompts", prompts));
   }
   if (strcmp(method, "prompts/get") == 0) return handle_prompts_get(s, id, params);
-  serve_send_error(id, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
+  serve_send_error(s, id, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
 }
 
 void mcp_handle_line(server *s, const char *line, size_t len) {
@@ -132,7 +132,7 @@ void mcp_handle_line(server *s, const char *line, size_t len) {
   sj_limits lim = {(size_t)l->max_json_depth + 4, (size_t)l->max_json_nodes + 64};
   cap_error err = {0};
   json_t *msg = sj_parse(line, len, &lim, CAP_E_FRAME_INVALID_JSON, "JSON-RPC message", &err);
-  if (!msg) return serve_send_error(NULL, JSONRPC_PARSE_ERROR, err.message, cap_code_name(err.code));
+  if (!msg) return serve_send_error(s, NULL, JSONRPC_PARSE_ERROR, err.message, cap_code_name(err.code));
   handle_message(s, msg);
   json_decref(msg);
 }

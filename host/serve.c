@@ -36,7 +36,7 @@ static void start_next(server *s) {
     if (supervisor_start(s->h, c->tool, c->input, &c->sup, &err) != CAP_OK) {
       char msg[700];
       snprintf(msg, sizeof msg, "%s: %s", cap_code_name(err.code), err.message);
-      serve_send_error(c->id, JSONRPC_SERVER_BUSY, msg, cap_code_name(err.code));
+      serve_send_error(s, c->id, JSONRPC_SERVER_BUSY, msg, cap_code_name(err.code));
       drop_slot(s, s->running);
       continue;
     }
@@ -53,12 +53,12 @@ void serve_admit_call(server *s, const json_t *id, const char *name, const json_
     snprintf(msg, sizeof msg, "BUSY: %zu calls running and %zu queued (maxConcurrentCalls %lld, "
              "maxQueuedCalls %lld); retry later", s->running, queued,
              s->h->cfg.limits.max_concurrent_calls, s->h->cfg.limits.max_queued_calls);
-    return serve_send_error(id, JSONRPC_SERVER_BUSY, msg, "BUSY");
+    return serve_send_error(s, id, JSONRPC_SERVER_BUSY, msg, "BUSY");
   }
   if (s->count == s->cap) {
     size_t cap = s->cap ? s->cap * 2 : 16;
     call_slot *p = realloc(s->slots, cap * sizeof *p);
-    if (!p) return serve_send_error(id, JSONRPC_SERVER_BUSY, "out of memory", "INTERNAL");
+    if (!p) return serve_send_error(s, id, JSONRPC_SERVER_BUSY, "out of memory", "INTERNAL");
     s->slots = p;
     s->cap = cap;
   }
@@ -97,7 +97,7 @@ static void read_stdin(server *s) {
   for (ssize_t i = 0; i < n; i++) {
     if (buf[i] == '\n') {
       if (!s->discarding) mcp_handle_line(s, s->line, s->line_len);
-      else serve_send_error(NULL, JSONRPC_PARSE_ERROR, "message longer than maxFrameBytes", "FRAME_TOO_LARGE");
+      else serve_send_error(s, NULL, JSONRPC_PARSE_ERROR, "message longer than maxFrameBytes", "FRAME_TOO_LARGE");
       s->discarding = false;
       s->line_len = 0;
       continue;
@@ -118,7 +118,7 @@ static void finish_call(server *s, size_t i) {
   const char *code = json_string_value(json_object_get(json_object_get(verdict, "error"), "code"));
   fprintf(stderr, "capsule-host: call %s %s in %lld ms\n", c->tool, code ? code : "ok",
           mono_ms() - c->started_ms);
-  if (!c->cancelled) serve_send_result(c->id, mcp_call_result(verdict));
+  if (!c->cancelled) serve_send_result(s, c->id, mcp_call_result(verdict));
   json_decref(verdict);
   drop_slot(s, i);
   s->running--;
@@ -140,7 +140,7 @@ static int expire_queued(server *s) {
     char msg[200];
     snprintf(msg, sizeof msg, "QUEUE_TIMEOUT: no cell became free within queueTimeoutMs %lld "
              "(maxConcurrentCalls %lld)", wait, s->h->cfg.limits.max_concurrent_calls);
-    serve_send_error(c->id, JSONRPC_SERVER_BUSY, msg, "QUEUE_TIMEOUT");
+    serve_send_error(s, c->id, JSONRPC_SERVER_BUSY, msg, "QUEUE_TIMEOUT");
     drop_slot(s, i);
   }
   return next < 0 ? -1 : next > 1000000 ? 1000000 : (int)next;
@@ -150,7 +150,7 @@ static void begin_shutdown(server *s) {
   /* Queued calls never start; running ones are cancelled and joined. */
   while (s->count > s->running) {
     call_slot *c = &s->slots[s->running];
-    if (!c->cancelled) serve_send_error(c->id, JSONRPC_SERVER_BUSY, "CALL_CANCELLED: shutting down",
+    if (!c->cancelled) serve_send_error(s, c->id, JSONRPC_SERVER_BUSY, "CALL_CANCELLED: shutting down",
                                   "CALL_CANCELLED");
     drop_slot(s, s->running);
   }
@@ -173,7 +173,6 @@ int serve_run(host *h) {
   sigprocmask(SIG_BLOCK, &mask, NULL);
   int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (!s.line || sfd < 0) return 1;
-  serve_output_attach(&s);
   fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK);
   fprintf(stderr, "capsule-host: serving %zu tools and %zu prompt sections\n",
           json_array_size(json_object_get(s.registry, "tools")),

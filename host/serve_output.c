@@ -8,17 +8,11 @@
 
 #include "serve_state.h"
 
-/* The one server (the loop is single-threaded). */
-static server *the_server;
-
-void serve_output_attach(server *s) { the_server = s; }
-
 size_t serve_out_high_water(const server *s) {
   return 4 * (size_t)s->h->cfg.limits.max_frame_bytes;
 }
 
-void serve_send(json_t *msg) {
-  server *s = the_server;
+void serve_send(server *s, json_t *msg) {
   char *text = json_dumps(msg, JSON_COMPACT);
   json_decref(msg);
   if (!text) return;
@@ -57,13 +51,14 @@ void serve_flush(server *s) {
   s->out_len -= off;
 }
 
-void serve_send_result(const json_t *id, json_t *result) {
-  serve_send(json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result));
+void serve_send_result(server *s, const json_t *id, json_t *result) {
+  serve_send(s, json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result));
 }
 
-void serve_send_error(const json_t *id, int code, const char *message, const char *cap) {
+void serve_send_error(server *s, const json_t *id, int code, const char *message,
+                      const char *cap) {
   json_t *e = json_pack("{s:i,s:s}", "code", code, "message", message);
   if (cap) json_object_set_new(e, "data", json_pack("{s:s}", "code", cap));
-  serve_send(json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+  serve_send(s, json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
                          "error", e));
 }

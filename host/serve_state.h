@@ -46,11 +46,11 @@ typedef struct {
 } server;
 
 /* Output (serve_output.c): JSON-RPC messages queued for stdout. */
-void serve_output_attach(server *s);
 size_t serve_out_high_water(const server *s);
-void serve_send(json_t *msg);
-void serve_send_result(const json_t *id, json_t *result);
-void serve_send_error(const json_t *id, int code, const char *message, const char *cap);
+void serve_send(server *s, json_t *msg);
+void serve_send_result(server *s, const json_t *id, json_t *result);
+void serve_send_error(server *s, const json_t *id, int code, const char *message,
+                      const char *cap);
 /* Writes what stdout accepts now; never blocks. */
 void serve_flush(server *s);
 

@@ -7,6 +7,16 @@
 #include "safe_open.h"
 #include "unit.h"
 
+/* rule must accept every string of ok and refuse every string of bad
+ * (both NULL-terminated). */
+static void rule_table(bool (*rule)(const char *), const char *what, const char *const *ok,
+                       const char *const *bad) {
+  for (; *ok; ok++)
+    if (!rule(*ok)) fail_msg("refused %s %s", what, *ok);
+  for (; *bad; bad++)
+    if (rule(*bad)) fail_msg("accepted %s %s", what, *bad);
+}
+
 static void plain_paths(void **state) {
   (void)state;
   static const char *const abs_ok[] = {"/a", "/a/b.txt", "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL};
@@ -15,14 +25,8 @@ static void plain_paths(void **state) {
   static const char *const rel_ok[] = {"a", "a/b", "ref/context.txt", ".hidden", "a..b", NULL};
   static const char *const rel_bad[] = {"", "/a", "a/", "a//b", "./a", "a/./b", "../a", "a/..",
                                         ".", "..", "a\nb", NULL};
-  for (const char *const *p = abs_ok; *p; p++)
-    if (!so_is_plain_absolute(*p)) fail_msg("refused absolute %s", *p);
-  for (const char *const *p = abs_bad; *p; p++)
-    if (so_is_plain_absolute(*p)) fail_msg("accepted absolute %s", *p);
-  for (const char *const *p = rel_ok; *p; p++)
-    if (!so_is_plain_relative(*p)) fail_msg("refused relative %s", *p);
-  for (const char *const *p = rel_bad; *p; p++)
-    if (so_is_plain_relative(*p)) fail_msg("accepted relative %s", *p);
+  rule_table(so_is_plain_absolute, "absolute path", abs_ok, abs_bad);
+  rule_table(so_is_plain_relative, "relative path", rel_ok, rel_bad);
 }
 
 static void names(void **state) {
@@ -31,14 +35,8 @@ static void names(void **state) {
   static const char *const id_bad[] = {"", "A", ".a", "-a", "a b", "a/b", "é", NULL};
   static const char *const tool_ok[] = {"capsule_echo", "A-b_9", "x", NULL};
   static const char *const tool_bad[] = {"", "run_code", "a b", "a.b", "a/b", NULL};
-  for (const char *const *p = id_ok; *p; p++)
-    if (!names_is_id(*p)) fail_msg("refused id %s", *p);
-  for (const char *const *p = id_bad; *p; p++)
-    if (names_is_id(*p)) fail_msg("accepted id %s", *p);
-  for (const char *const *p = tool_ok; *p; p++)
-    if (!names_is_tool(*p)) fail_msg("refused tool %s", *p);
-  for (const char *const *p = tool_bad; *p; p++)
-    if (names_is_tool(*p)) fail_msg("accepted tool %s", *p);
+  rule_table(names_is_id, "id", id_ok, id_bad);
+  rule_table(names_is_tool, "tool name", tool_ok, tool_bad);
   char long_id[130];
   memset(long_id, 'a', 129);
   long_id[129] = '\0';
