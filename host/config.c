@@ -46,7 +46,7 @@ static const limit_field limit_fields[] = {
     /* Beyond the seed: how long a serve call may wait for a cell, and the
      * per-process ceilings of every cell (launcher setrlimit). */
     LIMIT("queueTimeoutMs", queue_timeout_ms, 10000, 1, 86400000),
-    LIMIT("maxCellMemoryMb", max_cell_memory_mb, 512, LAUNCH_MIN_MEMORY_BYTES >> 20, 1 << 20),
+    LIMIT("maxCellMemoryMb", max_cell_memory_mb, 1024, LAUNCH_MIN_MEMORY_BYTES >> 20, 1 << 20),
     LIMIT("maxCellCpuSeconds", max_cell_cpu_seconds, 60, 1, 86400),
     LIMIT("maxCellFileBytes", max_cell_file_bytes, 16777216, 1, 1LL << 40),
     LIMIT("maxCellOpenFiles", max_cell_open_files, 256, LAUNCH_MIN_OPEN_FILES, 1 << 20),

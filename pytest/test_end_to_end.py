@@ -73,7 +73,7 @@ def test_attestation_report(lab):
         assert a["namespaces"][ns] != own, f"cell shares the host {ns} namespace"
     assert re.fullmatch(r"[0-9a-f]{64}", a["cellProbeSha256"])
     # Which ceilings are in force, and by what (LIMIT_DEFAULTS of the lab).
-    assert a["ceilings"]["memoryBytes"] == {"limit": 512 << 20, "mechanism": a["ceilings"]["memoryBytes"]["mechanism"]}
+    assert a["ceilings"]["memoryBytes"] == {"limit": 1024 << 20, "mechanism": a["ceilings"]["memoryBytes"]["mechanism"]}
     assert "RLIMIT_DATA" in a["ceilings"]["memoryBytes"]["mechanism"]
     assert a["ceilings"]["processes"]["limit"] == 1 and "seccomp" in a["ceilings"]["processes"]["mechanism"]
     assert a["ceilings"]["cgroup"]["used"] is False
