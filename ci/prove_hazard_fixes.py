@@ -87,6 +87,24 @@ REVERTS = [
     ("absolute mount destinations (no '--' option injection)", "common/launch_doc.c",
      "  return so_is_plain_absolute(dest);\n}", "  return dest[0] != '\\0';\n}",
      ["launch/runtime-dest-option"]),
+    # The DSH row (dsh/*.mjs): registration before DSH's first turn, contained failures.
+    ("DSH row registers inside apply (DSH waits for it)", "dsh/index.mjs",
+     "export async function apply(ctx, config = {}) {",
+     "export function apply(ctx, config = {}) {\n  void activate(ctx, config);\n}\n\nasync function activate(ctx, config = {}) {",
+     ["pytest/test_dsh.py::test_row_registers_tools_and_sections_and_calls_through_cells"]),
+    ("DSH row checks the host before spawning", "dsh/index.mjs",
+     "host = resolveHostCommand(hostCommand);", "host = hostCommand;",
+     ["pytest/test_dsh.py::test_missing_host_registers_nothing_and_never_rejects"]),
+    ("DSH row bounds activation (activationTimeoutMs)", "dsh/index.mjs",
+     "published = await Promise.race([readPublication(peer), limit.promise]);",
+     "published = await readPublication(peer);",
+     ["pytest/test_dsh.py::test_host_that_publishes_nothing_times_out"]),
+    ("DSH row withdraws everything when the host dies", "dsh/index.mjs",
+     "    if (disposed) return;\n    withdraw();\n", "    if (disposed) return;\n",
+     ["pytest/test_dsh.py::test_host_that_dies_later_withdraws_everything"]),
+    ("DSH row registers all or nothing", "dsh/index.mjs",
+     "  } catch (error) {\n    withdraw();\n    await stopHost();\n", "  } catch (error) {\n    await stopHost();\n",
+     ["pytest/test_dsh.py::test_tool_name_dsh_already_has_registers_nothing"]),
 ]
 
 

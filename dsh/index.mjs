@@ -4,96 +4,22 @@
 // (the seed's field names) to a private file, starts the C host through
 // DSH's managed subprocess service, reads what the host published over MCP,
 // and registers those tools (ctx.tools) and static prompt sections
-// (ctx.systemPrompt), all or nothing. Disposing the row disposes them and
-// the host. Every check and every cell stays in capsule-host.
+// (ctx.systemPrompt), all or nothing, before DSH's first turn: `apply` is
+// async, so DSH's startup waits for it (as it does for its own MCP client
+// row). Every failure is contained: DSH keeps running, nothing stays
+// registered, and one log line carries the stable code and the fix. Every
+// check and every cell stays in capsule-host.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { activationTimeout, resolveHostCommand, RowError } from "./host-command.mjs";
+import { McpPeer, readPublication } from "./mcp-peer.mjs";
 
 export const name = "dsh-capsule-host";
 export const inject = ["tools", "systemPrompt", "subprocess"];
 
-const DEFAULT_HOST = fileURLToPath(new URL("../build/bin/capsule-host", import.meta.url));
 const PROMPT_ORDER = 150; // 100-199: tool guidance
 const OUTPUT_SCHEMA = { type: "object", properties: { output: {} }, required: ["output"], additionalProperties: false };
-
-class McpPeer {
-  constructor(handle) {
-    this.handle = handle;
-    this.nextId = 1;
-    this.pending = new Map();
-    this.stderr = "";
-    let buffer = "";
-    handle.stdout.setEncoding("utf8");
-    handle.stdout.on("data", (chunk) => {
-      buffer += chunk;
-      let nl;
-      while ((nl = buffer.indexOf("\n")) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        this.#receive(line);
-      }
-    });
-    handle.stderr?.setEncoding("utf8");
-    handle.stderr?.on("data", (chunk) => {
-      this.stderr = (this.stderr + chunk).slice(-8192);
-    });
-    handle.done.then(() => {
-      for (const { reject } of this.pending.values()) reject(this.#hostError("capsule-host exited"));
-      this.pending.clear();
-    });
-  }
-
-  #receive(line) {
-    let msg;
-    try {
-      msg = JSON.parse(line);
-    } catch {
-      return;
-    }
-    const waiter = this.pending.get(msg.id);
-    if (!waiter) return;
-    this.pending.delete(msg.id);
-    if (msg.error) waiter.reject(Object.assign(new Error(msg.error.message), { code: msg.error.data?.code }));
-    else waiter.resolve(msg.result);
-  }
-
-  #hostError(fallback) {
-    // capsule-host prints "capsule-host: CODE: message" on stderr when it fails closed.
-    const m = /capsule-host: ([A-Z_]+): (.*)/.exec(this.stderr);
-    return Object.assign(new Error(m ? `${m[1]}: ${m[2]}` : fallback), { code: m?.[1] ?? "HOST_EXITED" });
-  }
-
-  request(method, params) {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.handle.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, ...(params ? { params } : {}) }) + "\n");
-    });
-  }
-
-  notify(method, params) {
-    this.handle.stdin.write(JSON.stringify({ jsonrpc: "2.0", method, ...(params ? { params } : {}) }) + "\n");
-  }
-}
-
-async function readPublication(peer) {
-  await peer.request("initialize", {
-    protocolVersion: "2025-06-18",
-    capabilities: {},
-    clientInfo: { name: "dsh-capsule-host", version: "0.1.0" },
-  });
-  peer.notify("notifications/initialized");
-  const { tools } = await peer.request("tools/list");
-  const { prompts } = await peer.request("prompts/list");
-  const sections = [];
-  for (const p of prompts) {
-    const got = await peer.request("prompts/get", { name: p.name });
-    sections.push({ name: p.name, text: got.messages[0].content.text });
-  }
-  return { tools, sections };
-}
 
 function toolDefinition(peer, tool) {
   return {
@@ -113,51 +39,124 @@ function toolDefinition(peer, tool) {
   };
 }
 
-export function apply(ctx, config = {}) {
+// DSH keeps ctx.logger in a buffer that its UIs show but a headless run does
+// not print; the line goes to stderr as well, as DSH's own fatal errors do.
+function report(ctx, event, line) {
+  ctx.logger?.error?.(line);
+  process.stderr.write(`${line}\n`);
+  ctx.emit?.(...event);
+}
+
+function deadline(ms) {
+  let timer;
+  const promise = new Promise((_, reject) => {
+    timer = setTimeout(
+      () => reject(new RowError("ROW_ACTIVATION_TIMEOUT", `capsule-host published nothing within activationTimeoutMs (${ms})`)),
+      ms,
+    );
+  });
+  return { promise, clear: () => clearTimeout(timer) };
+}
+
+export async function apply(ctx, config = {}) {
   const capsules = config.capsules ?? [];
   if (capsules.length === 0) return; // the inert row the bundle mounts
-  const { hostCommand = DEFAULT_HOST, ...hostConfig } = config;
+  const { hostCommand, activationTimeoutMs, ...hostConfig } = config;
+  const failed = (error) =>
+    report(
+      ctx,
+      ["dsh-capsule/failed", { code: error.code ?? "ROW_HOST_EXITED", message: error.message }],
+      `dsh-capsule-host: activation failed, nothing registered: ${error.code ?? "ROW_HOST_EXITED"}: ${error.message}`,
+    );
+  let host, timeoutMs;
+  try {
+    host = resolveHostCommand(hostCommand);
+    timeoutMs = activationTimeout(activationTimeoutMs);
+  } catch (error) {
+    failed(error);
+    return;
+  }
+
   const dir = mkdtempSync(join(tmpdir(), "dsh-capsule-row-"));
   const configPath = join(dir, "host.json");
   writeFileSync(configPath, JSON.stringify(hostConfig), { mode: 0o600 });
+  // The host reads its config once, at start: the file goes as soon as the
+  // host has answered (or failed), so the deployment policy is not left on disk.
+  const forgetConfig = () => rmSync(dir, { recursive: true, force: true });
+  // The host's own shutdown budget (cancel, then join its cells), plus a second.
+  const graceMs = (config.shutdownTimeoutMs ?? 500) + (config.processGraceMs ?? 500) + 1000;
   const handle = ctx.subprocess.spawn({
-    argv: [hostCommand, "serve", "--config", configPath],
+    argv: [host, "serve", "--config", configPath],
     cwd: dir,
     stdio: { stdin: "pipe", stdout: "pipe", stderr: "pipe" },
-    graceMs: (config.shutdownTimeoutMs ?? 500) + (config.processGraceMs ?? 500) + 1000,
+    graceMs,
   });
   const peer = new McpPeer(handle);
   const disposers = [];
   let disposed = false;
-  // The host reads its config once, at start: the file goes as soon as the
-  // host has answered (or failed), so the deployment policy is not left on disk.
-  const forgetConfig = () => rmSync(dir, { recursive: true, force: true });
-  const ready = readPublication(peer).finally(forgetConfig).then(
-    ({ tools, sections }) => {
-      if (disposed) return;
-      // All or nothing: everything was read before anything is registered.
-      for (const tool of tools) disposers.push(ctx.tools.register(toolDefinition(peer, tool)));
-      for (const s of sections) disposers.push(ctx.systemPrompt.section({ name: s.name, order: PROMPT_ORDER, text: s.text }));
-      ctx.emit?.("dsh-capsule/ready", { tools: tools.map((t) => t.name), sections: sections.map((s) => s.name) });
-    },
-    async (error) => {
-      await handle.done.catch(() => {});
-      const failure = peer.stderr ? /capsule-host: ([A-Z_]+): (.*)/.exec(peer.stderr) : null;
-      const code = failure?.[1] ?? error.code ?? "HOST_EXITED";
-      const message = failure?.[2] ?? error.message;
-      process.stderr.write(`dsh-capsule-host: activation failed, nothing registered: ${code}: ${message}\n`);
-      ctx.emit?.("dsh-capsule/failed", { code, message });
-    },
-  );
-  // Disposing the row's fiber awaits this: registrations go first, then the
-  // host gets stdin EOF, cancels and joins every cell, and exits.
+  const withdraw = () => {
+    for (const dispose of disposers.splice(0).reverse()) dispose();
+  };
+  let stopping;
+  const stopHost = () =>
+    (stopping ??= (async () => {
+      handle.stdin?.end();
+      const exited = await handle.waitForExit(AbortSignal.timeout(graceMs)).catch(() => false);
+      if (!exited) {
+        handle.terminate(); // SIGTERM, then SIGKILL after graceMs
+        await peer.done;
+      }
+    })());
+  // Disposing the row: registrations go first, then the host gets stdin EOF,
+  // cancels and joins every cell, and exits.
   ctx.effect(() => async () => {
     disposed = true;
-    for (const dispose of disposers.splice(0).reverse()) dispose();
-    handle.stdin?.end();
-    const exited = await handle.waitForExit(AbortSignal.timeout(10000)).catch(() => false);
-    if (!exited) handle.terminate();
+    withdraw();
+    await stopHost();
     forgetConfig();
   }, "capsule-host serve");
-  ready.catch(() => {});
+
+  const limit = deadline(timeoutMs);
+  let published;
+  try {
+    published = await Promise.race([readPublication(peer), limit.promise]);
+  } catch (error) {
+    if (!disposed) {
+      await stopHost();
+      await peer.done;
+      // A JSON-RPC error carries its own code; a host that exited printed one.
+      failed(error instanceof RowError || error.code ? error : peer.hostFailure(error.message));
+    }
+    return;
+  } finally {
+    limit.clear();
+    forgetConfig();
+  }
+  if (disposed) return;
+  // All or nothing: everything was read before anything is registered.
+  try {
+    for (const tool of published.tools) disposers.push(ctx.tools.register(toolDefinition(peer, tool)));
+    for (const s of published.sections)
+      disposers.push(ctx.systemPrompt.section({ name: s.name, order: PROMPT_ORDER, text: s.text }));
+  } catch (error) {
+    withdraw();
+    await stopHost();
+    // Cordis unloads a row whose injected services changed while it started
+    // (and loads it again): that is a disposal, not a failure.
+    if (error.code !== "INACTIVE_EFFECT")
+      failed(new RowError("ROW_REGISTRATION_REFUSED", `DSH refused a registration: ${error.message}`));
+    return;
+  }
+  ctx.emit?.("dsh-capsule/ready", { tools: published.tools.map((t) => t.name), sections: published.sections.map((s) => s.name) });
+  // A host that dies later takes everything it published with it.
+  peer.done.then(() => {
+    if (disposed) return;
+    withdraw();
+    const error = peer.hostFailure("capsule-host exited");
+    report(
+      ctx,
+      ["dsh-capsule/withdrawn", { code: error.code, message: error.message }],
+      `dsh-capsule-host: capsule-host stopped, every tool and section withdrawn: ${error.code}: ${error.message}`,
+    );
+  });
 }

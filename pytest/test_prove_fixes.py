@@ -25,7 +25,7 @@ def test_every_revert_matches_one_place_whatever_the_layout():
 
 def test_every_reverted_file_still_compiles(tmp_path):
     """A revert that does not build stops make prove-fixes; catch it here,
-    with the project's own warnings as errors."""
+    with the project's own warnings as errors (JavaScript: node --check)."""
     import subprocess
     flags = ["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Wshadow", "-Wformat=2",
              "-Wstrict-prototypes", "-Wno-format-truncation", "-Werror", "-fsyntax-only"]
@@ -33,5 +33,6 @@ def test_every_reverted_file_still_compiles(tmp_path):
     for fix, path, old, new, cases in prove.REVERTS:
         mutant = tmp_path / path.replace("/", "_")
         mutant.write_text(prove.revert((REPO / path).read_text(), old, new, fix, path))
-        p = subprocess.run(["cc", *flags, *includes, str(mutant)], capture_output=True, text=True)
+        check = ["node", "--check"] if path.endswith(".mjs") else ["cc", *flags, *includes]
+        p = subprocess.run([*check, str(mutant)], capture_output=True, text=True)
         assert p.returncode == 0, f"{fix}: {p.stderr[:2000]}"
