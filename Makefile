@@ -3,6 +3,7 @@
 #   make               build build/bin/{capsule-host,capsule-launcher,capsule-probe}
 #   make test          build with ASan+UBSan into build/asan, run the C unit tests, then pytest
 #   make unit          the C unit tests (cmocka) of the pure boundary code
+#   make test-dsh      the real DSH CLI end to end (installs dsh 0.1.0-rc.8 from npm)
 #   make examples      rebuild examples with the pinned esbuild; make verify-examples
 #   make fuzz-smoke    every fuzz harness for FUZZ_SECONDS (30) under ASan/UBSan
 #   make fuzz CAMPAIGN=manifest / make fuzz-report   AFL++ campaign and its report
@@ -41,7 +42,7 @@ UNIT_SRC := $(wildcard unit/test_*.c)
 UNIT_BIN := $(patsubst unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
 UNIT_OBJ := $(call obj,launcher/bwrap_argv.c host/names.c host/schema_check.c host/schema_validate.c)
 
-.PHONY: all deps test unit examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report bench
+.PHONY: all deps test test-dsh unit examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report bench
 all: $(BIN)/capsule-host $(BIN)/capsule-launcher $(BIN)/capsule-probe
 
 $(BUILD)/obj/%.o: %.c $(wildcard common/*.h host/*.h launcher/*.h) $(GEN_PROBE)
@@ -83,7 +84,13 @@ deps:
 
 test: asan
 	$(MAKE) -s SANITIZE=1 BUILD=build/asan unit
-	CAPSULE_BIN=$(abspath build/asan/bin) CAPSULE_MATRIX_STRICT=1 $(PYTHON) -m pytest -p no:cacheprovider pytest $(PYTEST_ARGS)
+	CAPSULE_BIN=$(abspath build/asan/bin) CAPSULE_MATRIX_STRICT=1 $(PYTHON) -m pytest -p no:cacheprovider pytest --ignore=pytest/test_dsh_cli.py $(PYTEST_ARGS)
+
+# The real DeepSeek Harness CLI end to end (pytest/test_dsh_cli.py): installs
+# the pinned dsh 0.1.0-rc.8 (pytest/dsh-cli) on first use, then installs this
+# repository into a fresh profile the way README says and runs one-shots.
+test-dsh: all
+	CAPSULE_BIN=$(abspath build/bin) $(PYTHON) -m pytest -p no:cacheprovider pytest/test_dsh_cli.py $(PYTEST_ARGS)
 
 # Runs the corpus and the containment tests (ASan build) and prints
 # code -> cases and claim -> cases; fails on a documented code or threat-model
