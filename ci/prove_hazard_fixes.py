@@ -87,6 +87,17 @@ REVERTS = [
     ("absolute mount destinations (no '--' option injection)", "common/launch_doc.c",
      "  return so_is_plain_absolute(dest);\n}", "  return dest[0] != '\\0';\n}",
      ["launch/runtime-dest-option"]),
+    # MCP serve: answers a client can match, no ambiguous ids.
+    ("a call id in flight is not reused", "host/mcp_dispatch.c",
+     "if (serve_call_in_flight(s, r->id))", "if (0 && serve_call_in_flight(s, r->id))",
+     ["pytest/test_mcp_protocol.py::test_reused_id_of_a_call_in_flight_is_refused_and_cancel_hits_the_first"]),
+    ("JSON the strict parser refuses is answered under its id", "host/mcp_dispatch.c",
+     "const json_t *id = json_is_object(loose) ? request_id(loose) : NULL;",
+     "const json_t *id = NULL;",
+     ["pytest/test_mcp_protocol.py::test_nul_in_a_string_is_answered_under_its_id"]),
+    ("an unknown cursor is invalid params", "host/mcp_dispatch.c",
+     "if (!json_object_get(r->params, \"cursor\")) return false;", "return false;",
+     ["pytest/test_mcp_protocol.py::test_unknown_cursor_is_invalid_params"]),
     # The DSH row (dsh/*.mjs): registration before DSH's first turn, contained failures.
     ("DSH row registers inside apply (DSH waits for it)", "dsh/index.mjs",
      "export async function apply(ctx, config = {}) {",

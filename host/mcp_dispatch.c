@@ -1,5 +1,9 @@
-/* MCP over JSON-RPC: what each method answers. The scheduler (serve.c)
- * owns calls; this file owns the protocol. */
+/* MCP over JSON-RPC: what each method answers, in both eras one stdio
+ * process serves (RFC §9): the stateless 2026-07-28 revision (version and
+ * client capabilities in every request's _meta, server/discover, results
+ * with resultType) and the initialize handshake of 2025-11-25 and
+ * 2025-06-18. The scheduler (serve.c) owns calls; this file owns the
+ * protocol. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +12,50 @@
 #include "strict_json.h"
 #include "version.h"
 
-static const char *const protocol_versions[] = {"2025-06-18", "2025-03-26", "2024-11-05", NULL};
+#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
+#define META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+
+/* The negotiation table (RFC §9). Modern: named in each request's _meta.
+ * Legacy: chosen by initialize; any other requested version is answered
+ * with the newest legacy one (the client decides whether it can speak it).
+ * 2025-03-26 and 2024-11-05 are not served: 2025-03-26 requires JSON-RPC
+ * batches, which this server refuses. */
+static const char *const modern_version = "2026-07-28";
+static const char *const legacy_versions[] = {"2025-11-25", "2025-06-18", NULL};
+
+/* The catalog is fixed when activation publishes it and is the same for
+ * every client: cacheable, public, for an hour. */
+#define LIST_TTL_MS 3600000
+
+typedef enum { ERA_LEGACY, ERA_MODERN } mcp_era;
+
+typedef struct {
+  const json_t *id;
+  const char *method;
+  const json_t *params;
+  const json_t *progress_token;
+  mcp_era era;
+} mcp_request;
+
+static json_t *supported_versions(void) {
+  json_t *all = json_pack("[s]", modern_version);
+  for (const char *const *v = legacy_versions; *v; v++) json_array_append_new(all, json_string(*v));
+  return all;
+}
+
+/* A result as the request's era wants it: 2026-07-28 results carry
+ * resultType, and list results their caching hints. */
+static void send_complete(server *s, const mcp_request *r, json_t *result, bool cacheable) {
+  if (r->era == ERA_MODERN) {
+    json_object_set_new(result, "resultType", json_string("complete"));
+    if (cacheable) {
+      json_object_set_new(result, "ttlMs", json_integer(LIST_TTL_MS));
+      json_object_set_new(result, "cacheScope", json_string("public"));
+    }
+  }
+  serve_send_result(s, r->id, result);
+}
 
 static json_t *tool_entry(const json_t *t) {
   return json_pack("{s:O,s:O,s:O}", "name", json_object_get(t, "name"), "description",
@@ -35,37 +82,61 @@ static char *instructions(const server *s) {
   return out;
 }
 
-static void handle_initialize(server *s, const json_t *id, const json_t *params) {
-  const char *wanted = json_string_value(json_object_get(params, "protocolVersion"));
-  const char *chosen = protocol_versions[0];
-  for (const char *const *v = protocol_versions; wanted && *v; v++)
-    if (strcmp(*v, wanted) == 0) chosen = *v;
-  char *text = instructions(s);
-  json_t *result = json_pack("{s:s,s:{s:{s:b},s:{s:b}},s:{s:s,s:s},s:s}", "protocolVersion",
-                             chosen, "capabilities", "tools", "listChanged", 0, "prompts",
-                             "listChanged", 0, "serverInfo", "name", "dsh-capsule", "version",
-                             CAPSULE_VERSION, "instructions", text ? text : "");
-  free(text);
-  s->initialized = true;
-  serve_send_result(s, id, result);
+static json_t *capabilities(void) {
+  return json_pack("{s:{s:b},s:{s:b}}", "tools", "listChanged", 0, "prompts", "listChanged", 0);
 }
 
-static void handle_call(server *s, const json_t *id, const json_t *params) {
-  const char *name = json_string_value(json_object_get(params, "name"));
-  json_t *args = json_object_get(params, "arguments");
+static json_t *server_info(void) {
+  return json_pack("{s:s,s:s}", "name", "dsh-capsule", "version", CAPSULE_VERSION);
+}
+
+static void handle_initialize(server *s, const mcp_request *r) {
+  const char *wanted = json_string_value(json_object_get(r->params, "protocolVersion"));
+  const char *chosen = legacy_versions[0];
+  for (const char *const *v = legacy_versions; wanted && *v; v++)
+    if (strcmp(*v, wanted) == 0) chosen = *v;
+  char *text = instructions(s);
+  json_t *result = json_pack("{s:s,s:o,s:o,s:s}", "protocolVersion", chosen, "capabilities",
+                             capabilities(), "serverInfo", server_info(), "instructions",
+                             text ? text : "");
+  free(text);
+  s->initialized = true;
+  send_complete(s, r, result, false);
+}
+
+static void handle_discover(server *s, const mcp_request *r) {
+  char *text = instructions(s);
+  json_t *result = json_pack("{s:o,s:o,s:{s:o},s:s}", "supportedVersions", supported_versions(),
+                             "capabilities", capabilities(), "_meta", META_SERVER_INFO,
+                             server_info(), "instructions", text ? text : "");
+  free(text);
+  send_complete(s, r, result, true);
+}
+
+static void handle_call(server *s, const mcp_request *r) {
+  const char *name = json_string_value(json_object_get(r->params, "name"));
+  json_t *args = json_object_get(r->params, "arguments");
   if (!name || (args && !json_is_object(args)))
-    return serve_send_error(s, id, JSONRPC_INVALID_PARAMS, "tools/call needs a name and object arguments",
-                      NULL);
+    return serve_send_error(s, r->id, JSONRPC_INVALID_PARAMS,
+                            "tools/call needs a name and object arguments", NULL);
+  if (serve_call_in_flight(s, r->id))
+    /* A second request under a live id would make its answer and any
+     * cancel ambiguous: the spec forbids reusing it. */
+    return serve_send_error(s, r->id, JSONRPC_INVALID_REQUEST,
+                            "request id already in use by a call in flight", NULL);
   if (!host_find_tool(s->h, name, NULL)) {
     char msg[160];
     snprintf(msg, sizeof msg, "Unknown tool: %.100s", name);
-    return serve_send_error(s, id, JSONRPC_INVALID_PARAMS, msg, "TOOL_NOT_FOUND");
+    return serve_send_error(s, r->id, JSONRPC_INVALID_PARAMS, msg, "TOOL_NOT_FOUND");
   }
-  serve_admit_call(s, id, name, args);
+  if (s->shutting_down)
+    return serve_send_error(s, r->id, JSONRPC_SERVER_BUSY, "BUSY: shutting down", "BUSY");
+  call_origin origin = {r->progress_token, r->era == ERA_MODERN};
+  serve_admit_call(s, r->id, name, args, &origin);
 }
 
-static void handle_prompts_get(server *s, const json_t *id, const json_t *params) {
-  const char *name = json_string_value(json_object_get(params, "name"));
+static void handle_prompts_get(server *s, const mcp_request *r) {
+  const char *name = json_string_value(json_object_get(r->params, "name"));
   size_t i;
   json_t *sec;
   json_array_foreach(json_object_get(s->registry, "promptSections"), i, sec) {
@@ -73,57 +144,140 @@ static void handle_prompts_get(server *s, const json_t *id, const json_t *params
       char desc[300];
       snprintf(desc, sizeof desc, "Static system-prompt section from capsule %s",
                json_string_value(json_object_get(sec, "capsuleId")));
-      return serve_send_result(s, id, json_pack("{s:s,s:[{s:s,s:{s:s,s:O}}]}", "description", desc,
-                                       "messages", "role", "user", "content", "type", "text",
-                                       "text", json_object_get(sec, "text")));
+      return send_complete(s, r,
+                           json_pack("{s:s,s:[{s:s,s:{s:s,s:O}}]}", "description", desc,
+                                     "messages", "role", "user", "content", "type", "text",
+                                     "text", json_object_get(sec, "text")),
+                           false);
     }
   }
-  serve_send_error(s, id, JSONRPC_INVALID_PARAMS, "Unknown prompt", NULL);
+  serve_send_error(s, r->id, JSONRPC_INVALID_PARAMS, "Unknown prompt", NULL);
+}
+
+/* Every entry fits one page, so this server never issues a cursor: any
+ * cursor a client sends is one it did not get from us. */
+static bool cursor_refused(server *s, const mcp_request *r) {
+  if (!json_object_get(r->params, "cursor")) return false;
+  serve_send_error(s, r->id, JSONRPC_INVALID_PARAMS,
+                   "unknown cursor: this server lists everything in one page", NULL);
+  return true;
+}
+
+static void handle_list(server *s, const mcp_request *r, bool tools) {
+  if (cursor_refused(s, r)) return;
+  json_t *out = json_array(), *entry;
+  size_t i;
+  if (tools)
+    json_array_foreach(json_object_get(s->registry, "tools"), i, entry)
+        json_array_append_new(out, tool_entry(entry));
+  else
+    json_array_foreach(json_object_get(s->registry, "promptSections"), i, entry)
+        json_array_append_new(out, json_pack("{s:O,s:s}", "name", json_object_get(entry, "id"),
+                                             "description", "Static system-prompt section"));
+  send_complete(s, r, json_pack("{s:o}", tools ? "tools" : "prompts", out), true);
+}
+
+/* Reads the era from params._meta; false when the request was answered
+ * with an error. */
+static bool read_era(server *s, mcp_request *r) {
+  const json_t *meta = json_object_get(r->params, "_meta");
+  if (meta && !json_is_object(meta)) {
+    serve_send_error(s, r->id, JSONRPC_INVALID_PARAMS, "params._meta must be an object", NULL);
+    return false;
+  }
+  const json_t *token = json_object_get(meta, "progressToken");
+  if (token && !json_is_string(token) && !json_is_integer(token)) {
+    serve_send_error(s, r->id, JSONRPC_INVALID_PARAMS,
+                     "progressToken must be a string or an integer", NULL);
+    return false;
+  }
+  r->progress_token = token;
+  const json_t *version = json_object_get(meta, META_VERSION);
+  r->era = version ? ERA_MODERN : ERA_LEGACY;
+  if (!version) return true;
+  if (!json_is_string(version) || strcmp(json_string_value(version), modern_version) != 0) {
+    serve_send_error_data(s, r->id, MCP_UNSUPPORTED_PROTOCOL_VERSION,
+                          "Unsupported protocol version",
+                          json_pack("{s:o,s:O}", "supported", supported_versions(), "requested",
+                                    version));
+    return false;
+  }
+  if (!json_is_object(json_object_get(meta, META_CAPABILITIES))) {
+    serve_send_error(s, r->id, JSONRPC_INVALID_PARAMS,
+                     "_meta must carry " META_CAPABILITIES " (an object)", NULL);
+    return false;
+  }
+  return true;
+}
+
+static void dispatch(server *s, mcp_request *r) {
+  const char *m = r->method;
+  if (r->era == ERA_LEGACY) {
+    if (strcmp(m, "initialize") == 0) return handle_initialize(s, r);
+    if (strcmp(m, "ping") == 0) return send_complete(s, r, json_object(), false);
+    if (!s->initialized)
+      return serve_send_error(s, r->id, JSONRPC_INVALID_REQUEST,
+                              "no protocol version: send " META_VERSION
+                              " (2026-07-28) in params._meta, or initialize first",
+                              NULL);
+  } else if (strcmp(m, "server/discover") == 0) {
+    return handle_discover(s, r);
+  }
+  if (strcmp(m, "tools/list") == 0) return handle_list(s, r, true);
+  if (strcmp(m, "tools/call") == 0) return handle_call(s, r);
+  if (strcmp(m, "prompts/list") == 0) return handle_list(s, r, false);
+  if (strcmp(m, "prompts/get") == 0) return handle_prompts_get(s, r);
+  serve_send_error(s, r->id, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
+}
+
+/* A usable request id: a string or an integer (never null). */
+static const json_t *request_id(const json_t *msg) {
+  const json_t *id = json_object_get(msg, "id");
+  return json_is_string(id) || json_is_integer(id) ? id : NULL;
 }
 
 static void handle_message(server *s, json_t *msg) {
   if (!json_is_object(msg))
-    return serve_send_error(s, NULL, JSONRPC_INVALID_REQUEST, "expected one JSON-RPC object per line", NULL);
-  const char *method = json_string_value(json_object_get(msg, "method"));
-  json_t *id = json_object_get(msg, "id");
-  json_t *params = json_object_get(msg, "params");
+    return serve_send_error(s, NULL, JSONRPC_INVALID_REQUEST,
+                            "expected one JSON-RPC object per line (batches are not accepted)",
+                            NULL);
+  mcp_request r = {.id = request_id(msg),
+                   .method = json_string_value(json_object_get(msg, "method")),
+                   .params = json_object_get(msg, "params")};
+  bool has_id = json_object_get(msg, "id") != NULL;
   const char *version = json_string_value(json_object_get(msg, "jsonrpc"));
   if (!version || strcmp(version, "2.0") != 0)
-    return serve_send_error(s, id, JSONRPC_INVALID_REQUEST, "jsonrpc must be \"2.0\"", NULL);
-  if (!method) return; /* a response from the client: nothing was asked */
-  if (!id) {
-    if (strcmp(method, "notifications/cancelled") == 0) serve_cancel(s, json_object_get(params, "requestId"));
+    return serve_send_error(s, r.id, JSONRPC_INVALID_REQUEST, "jsonrpc must be \"2.0\"", NULL);
+  if (!r.method) {
+    if (json_object_get(msg, "result") || json_object_get(msg, "error"))
+      return; /* a response from the client: nothing was asked */
+    return serve_send_error(s, r.id, JSONRPC_INVALID_REQUEST, "method is missing", NULL);
+  }
+  if (!has_id) {
+    if (strcmp(r.method, "notifications/cancelled") == 0)
+      serve_cancel(s, json_object_get(r.params, "requestId"));
     return; /* notifications/initialized and others need no answer */
   }
-  if (!json_is_string(id) && !json_is_integer(id))
-    return serve_send_error(s, NULL, JSONRPC_INVALID_REQUEST, "id must be a string or an integer", NULL);
-  if (strcmp(method, "initialize") == 0) return handle_initialize(s, id, params);
-  if (strcmp(method, "ping") == 0) return serve_send_result(s, id, json_object());
-  if (!s->initialized)
-    return serve_send_error(s, id, JSONRPC_NOT_INITIALIZED, "initialize first", NULL);
-  if (strcmp(method, "tools/list") == 0) {
-    json_t *tools = json_array(), *t;
-    size_t i;
-    json_array_foreach(json_object_get(s->registry, "tools"), i, t)
-        json_array_append_new(tools, tool_entry(t));
-    return serve_send_result(s, id, json_pack("{s:o}", "tools", tools));
-  }
-  if (strcmp(method, "tools/call") == 0) {
-    if (s->shutting_down)
-      return serve_send_error(s, id, JSONRPC_SERVER_BUSY, "BUSY: shutting down", "BUSY");
-    return handle_call(s, id, params);
-  }
-  if (strcmp(method, "prompts/list") == 0) {
-    json_t *prompts = json_array(), *sec;
-    size_t i;
-    json_array_foreach(json_object_get(s->registry, "promptSections"), i, sec)
-        json_array_append_new(prompts,
-                              json_pack("{s:O,s:s}", "name", json_object_get(sec, "id"),
-                                        "description", "Static system-prompt section"));
-    return serve_send_result(s, id, json_pack("{s:o}", "prompts", prompts));
-  }
-  if (strcmp(method, "prompts/get") == 0) return handle_prompts_get(s, id, params);
-  serve_send_error(s, id, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
+  if (!r.id)
+    return serve_send_error(s, NULL, JSONRPC_INVALID_REQUEST,
+                            "id must be a string or an integer", NULL);
+  if (r.params && !json_is_object(r.params))
+    return serve_send_error(s, r.id, JSONRPC_INVALID_PARAMS, "params must be an object", NULL);
+  if (read_era(s, &r)) dispatch(s, &r);
+}
+
+/* A line the strict parser refused: if it is still JSON (a U+0000 in a
+ * string, a limit exceeded) with a readable id, answer under that id so
+ * the client's request does not hang; otherwise it is a parse error. */
+static void refuse_line(server *s, const char *line, size_t len, const cap_error *err) {
+  json_error_t jerr;
+  json_t *loose = json_loadb(line, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &jerr);
+  const json_t *id = json_is_object(loose) ? request_id(loose) : NULL;
+  if (id)
+    serve_send_error(s, id, JSONRPC_INVALID_REQUEST, err->message, cap_code_name(err->code));
+  else
+    serve_send_error(s, NULL, JSONRPC_PARSE_ERROR, err->message, cap_code_name(err->code));
+  json_decref(loose);
 }
 
 void mcp_handle_line(server *s, const char *line, size_t len) {
@@ -132,29 +286,40 @@ void mcp_handle_line(server *s, const char *line, size_t len) {
   sj_limits lim = {(size_t)l->max_json_depth + 4, (size_t)l->max_json_nodes + 64};
   cap_error err = {0};
   json_t *msg = sj_parse(line, len, &lim, CAP_E_FRAME_INVALID_JSON, "JSON-RPC message", &err);
-  if (!msg) return serve_send_error(s, NULL, JSONRPC_PARSE_ERROR, err.message, cap_code_name(err.code));
+  if (!msg) return refuse_line(s, line, len, &err);
   handle_message(s, msg);
   json_decref(msg);
 }
 
-json_t *mcp_call_result(json_t *verdict) {
+void mcp_send_progress(server *s, const json_t *token, int progress, const char *message) {
+  serve_send(s, json_pack("{s:s,s:s,s:{s:O,s:i,s:i,s:s}}", "jsonrpc", "2.0", "method",
+                          "notifications/progress", "params", "progressToken", token,
+                          "progress", progress, "total", 2, "message", message));
+}
+
+json_t *mcp_call_result(json_t *verdict, bool modern) {
+  json_t *res;
   if (json_is_true(json_object_get(verdict, "ok"))) {
     json_t *r = json_object_get(verdict, "result");
-    if (json_is_true(json_object_get(r, "isError")))
-      return json_pack("{s:[{s:s,s:O}],s:b}", "content", "type", "text", "text",
-                       json_object_get(r, "message"), "isError", 1);
-    json_t *out = json_object_get(r, "output");
-    char *text = json_dumps(out, JSON_COMPACT | JSON_ENCODE_ANY);
-    json_t *res = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text",
-                            text ? text : "null", "isError", 0);
-    free(text);
-    if (json_is_object(out)) json_object_set(res, "structuredContent", out);
-    return res;
+    if (json_is_true(json_object_get(r, "isError"))) {
+      res = json_pack("{s:[{s:s,s:O}],s:b}", "content", "type", "text", "text",
+                      json_object_get(r, "message"), "isError", 1);
+    } else {
+      json_t *out = json_object_get(r, "output");
+      char *text = json_dumps(out, JSON_COMPACT | JSON_ENCODE_ANY);
+      res = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text",
+                      text ? text : "null", "isError", 0);
+      free(text);
+      if (json_is_object(out)) json_object_set(res, "structuredContent", out);
+    }
+  } else {
+    json_t *e = json_object_get(verdict, "error");
+    char msg[900];
+    snprintf(msg, sizeof msg, "%s: %s", json_string_value(json_object_get(e, "code")),
+             json_string_value(json_object_get(e, "message")));
+    res = json_pack("{s:[{s:s,s:s}],s:b,s:{s:O}}", "content", "type", "text", "text", msg,
+                    "isError", 1, "_meta", "dsh-capsule/error", e);
   }
-  json_t *e = json_object_get(verdict, "error");
-  char msg[900];
-  snprintf(msg, sizeof msg, "%s: %s", json_string_value(json_object_get(e, "code")),
-           json_string_value(json_object_get(e, "message")));
-  return json_pack("{s:[{s:s,s:s}],s:b,s:{s:O}}", "content", "type", "text", "text", msg,
-                   "isError", 1, "_meta", "dsh-capsule/error", e);
+  if (modern) json_object_set_new(res, "resultType", json_string("complete"));
+  return res;
 }

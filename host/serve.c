@@ -22,6 +22,7 @@ static void drop_slot(server *s, size_t i) {
   call_slot *c = &s->slots[i];
   json_decref(c->id);
   json_decref(c->input);
+  json_decref(c->progress_token);
   free(c->tool);
   memmove(c, c + 1, (s->count - i - 1) * sizeof *c);
   s->count--;
@@ -42,10 +43,18 @@ static void start_next(server *s) {
     }
     c->running = true;
     s->running++;
+    if (c->progress_token) mcp_send_progress(s, c->progress_token, 1, "cell started");
   }
 }
 
-void serve_admit_call(server *s, const json_t *id, const char *name, const json_t *args) {
+bool serve_call_in_flight(const server *s, const json_t *id) {
+  for (size_t i = 0; i < s->count; i++)
+    if (json_equal(s->slots[i].id, id)) return true;
+  return false;
+}
+
+void serve_admit_call(server *s, const json_t *id, const char *name, const json_t *args,
+                      const call_origin *origin) {
   size_t queued = s->count - s->running;
   bool can_run = s->running < (size_t)s->h->cfg.limits.max_concurrent_calls;
   if (!can_run && queued >= (size_t)s->h->cfg.limits.max_queued_calls) {
@@ -68,6 +77,8 @@ void serve_admit_call(server *s, const json_t *id, const char *name, const json_
   c->arrived_ms = mono_ms();
   c->tool = strdup(name);
   c->input = args ? json_deep_copy(args) : json_object();
+  c->progress_token = origin->progress_token ? json_deep_copy(origin->progress_token) : NULL;
+  c->modern = origin->modern;
   start_next(s);
 }
 
@@ -118,7 +129,10 @@ static void finish_call(server *s, size_t i) {
   const char *code = json_string_value(json_object_get(json_object_get(verdict, "error"), "code"));
   fprintf(stderr, "capsule-host: call %s %s in %lld ms\n", c->tool, code ? code : "ok",
           mono_ms() - c->started_ms);
-  if (!c->cancelled) serve_send_result(s, c->id, mcp_call_result(verdict));
+  if (!c->cancelled) {
+    if (c->progress_token) mcp_send_progress(s, c->progress_token, 2, "cell finished");
+    serve_send_result(s, c->id, mcp_call_result(verdict, c->modern));
+  }
   json_decref(verdict);
   drop_slot(s, i);
   s->running--;

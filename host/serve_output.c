@@ -55,10 +55,15 @@ void serve_send_result(server *s, const json_t *id, json_t *result) {
   serve_send(s, json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result));
 }
 
-void serve_send_error(server *s, const json_t *id, int code, const char *message,
-                      const char *cap) {
+void serve_send_error_data(server *s, const json_t *id, int code, const char *message,
+                           json_t *data) {
   json_t *e = json_pack("{s:i,s:s}", "code", code, "message", message);
-  if (cap) json_object_set_new(e, "data", json_pack("{s:s}", "code", cap));
+  if (data) json_object_set_new(e, "data", data);
   serve_send(s, json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
                          "error", e));
+}
+
+void serve_send_error(server *s, const json_t *id, int code, const char *message,
+                      const char *cap) {
+  serve_send_error_data(s, id, code, message, cap ? json_pack("{s:s}", "code", cap) : NULL);
 }

@@ -15,14 +15,23 @@
 #define JSONRPC_METHOD_NOT_FOUND -32601
 #define JSONRPC_INVALID_PARAMS -32602
 #define JSONRPC_SERVER_BUSY -32001
-#define JSONRPC_NOT_INITIALIZED -32002
+#define MCP_UNSUPPORTED_PROTOCOL_VERSION -32022
+
+/* What a tools/call carries besides its tool and input: the client's
+ * progress token (string or integer, or NULL), and whether it came in the
+ * stateless 2026-07-28 form (its result then carries resultType). */
+typedef struct {
+  const json_t *progress_token;
+  bool modern;
+} call_origin;
 
 typedef struct {
   json_t *id;
   char *tool;
   json_t *input;
+  json_t *progress_token; /* NULL: no progress notifications */
   long long arrived_ms, started_ms;
-  bool running, cancelled;
+  bool running, cancelled, modern;
   call_supervisor sup;
 } call_slot;
 
@@ -51,17 +60,25 @@ void serve_send(server *s, json_t *msg);
 void serve_send_result(server *s, const json_t *id, json_t *result);
 void serve_send_error(server *s, const json_t *id, int code, const char *message,
                       const char *cap);
+/* An error whose data is not {"code": CAP_CODE} (takes data's reference). */
+void serve_send_error_data(server *s, const json_t *id, int code, const char *message,
+                           json_t *data);
 /* Writes what stdout accepts now; never blocks. */
 void serve_flush(server *s);
 
 /* Scheduler (serve.c): admit a tools/call whose tool exists (BUSY when
- * the queue is full), cancel a request by id. */
-void serve_admit_call(server *s, const json_t *id, const char *tool, const json_t *args);
+ * the queue is full), cancel a request by id, and whether a call with
+ * this id is still waiting for its answer. */
+void serve_admit_call(server *s, const json_t *id, const char *tool, const json_t *args,
+                      const call_origin *origin);
 void serve_cancel(server *s, const json_t *request_id);
+bool serve_call_in_flight(const server *s, const json_t *id);
 
-/* MCP (mcp_dispatch.c): one line from stdin, and a verdict as a tools/call
- * result. */
+/* MCP (mcp_dispatch.c): one line from stdin, a verdict as a tools/call
+ * result (with resultType when the call came in the 2026-07-28 form), and
+ * a progress notification for a call whose client asked for them. */
 void mcp_handle_line(server *s, const char *line, size_t len);
-json_t *mcp_call_result(json_t *verdict);
+json_t *mcp_call_result(json_t *verdict, bool modern);
+void mcp_send_progress(server *s, const json_t *token, int progress, const char *message);
 
 #endif

@@ -9,6 +9,8 @@ import time
 
 from capsule_lab import BIN
 
+MODERN = "2026-07-28"
+
 
 class Serve:
     def __init__(self, lab, config, binary=None, extra_env=None):
@@ -20,6 +22,8 @@ class Serve:
                                        **(extra_env or {})})
         self.buf = b""
         self.responses = {}
+        self.messages = []  # everything received, in order (notifications too)
+        self.unique_ids = True  # a second response under one id fails the test
 
     def send(self, obj):
         self.p.stdin.write((json.dumps(obj) + "\n").encode())
@@ -39,8 +43,10 @@ class Serve:
                 self.buf += chunk
         line, self.buf = self.buf.split(b"\n", 1)
         msg = json.loads(line)
+        self.messages.append(msg)
         if "id" in msg:
-            assert msg["id"] not in self.responses, f"duplicate response for id {msg['id']}"
+            if self.unique_ids and msg["id"] is not None:
+                assert msg["id"] not in self.responses, f"duplicate response for id {msg['id']}"
             self.responses[msg["id"]] = msg
         return msg
 
@@ -60,6 +66,28 @@ class Serve:
             if self.recv() is None:
                 raise EOFError("serve closed stdout")
         return self.responses[id]
+
+    def send_raw(self, data):
+        self.p.stdin.write(data)
+        self.p.stdin.flush()
+
+    def next_response(self, timeout=30.0):
+        """The next message that is a response (notifications are kept in messages)."""
+        while True:
+            msg = self.recv(timeout)
+            if msg is None:
+                raise EOFError("serve closed stdout")
+            if "id" in msg:
+                return msg
+
+    def modern(self, id, method, params=None, version=MODERN, capabilities=None, meta=None):
+        """A stateless 2026-07-28 request: version and capabilities in _meta."""
+        m = {"io.modelcontextprotocol/protocolVersion": version,
+             "io.modelcontextprotocol/clientCapabilities": {} if capabilities is None else capabilities,
+             **(meta or {})}
+        if capabilities is False:
+            del m["io.modelcontextprotocol/clientCapabilities"]
+        return self.request(id, method, {**(params or {}), "_meta": m})
 
     def initialize(self):
         r = self.request(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},

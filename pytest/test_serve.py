@@ -60,7 +60,7 @@ def test_serve_refuses_to_start_on_failed_activation(lab):
 def test_protocol_errors_are_answered_not_fatal(lab):
     _, _, entry = lab.capsule(guest="echo")
     s = Serve(lab, lab.config([entry]))
-    assert s.request(1, "tools/list")["error"]["code"] == -32002  # before initialize
+    assert s.request(1, "tools/list")["error"]["code"] == -32600  # no version, no handshake
     s.initialize()
     s.send({"jsonrpc": "2.0", "id": 5, "method": "no/such"})
     s.p.stdin.write(b"{not json\n")

@@ -1,0 +1,205 @@
+"""capsule-host serve at the JSON-RPC level, in both eras (RFC §9): the
+stateless 2026-07-28 revision and the 2025 handshake, and the edge cases no
+SDK sends: ids of every JSON type, U+0000 in strings, invalid UTF-8,
+over-long lines, batches, cursors, reused ids, progress, requests before
+the handshake, EOF during a call."""
+import json
+
+import pytest
+
+from capsule_lab import cell_processes
+from serve_driver import MODERN, Serve
+
+SLOW_CALL = {"script": {"call": [{"sleepMs": 800}, {"sendDefault": True}]}}
+
+
+@pytest.fixture
+def served(lab):
+    _, _, entry = lab.capsule(guest="echo")
+    s = Serve(lab, lab.config([entry]))
+    yield s
+    if s.p.poll() is None:
+        assert s.close() == 0
+    assert cell_processes() == []
+
+
+@pytest.fixture
+def slow(lab):
+    _, _, entry = lab.capsule(guest="raw", params=SLOW_CALL)
+    s = Serve(lab, lab.config([entry]))
+    yield s
+    if s.p.poll() is None:
+        assert s.close() == 0
+    assert cell_processes() == []
+
+
+def test_discover_without_a_handshake(served):
+    r = served.modern(1, "server/discover")["result"]
+    assert r["resultType"] == "complete"
+    assert r["supportedVersions"] == [MODERN, "2025-11-25", "2025-06-18"]
+    assert r["capabilities"] == {"tools": {"listChanged": False}, "prompts": {"listChanged": False}}
+    assert r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "dsh-capsule"
+    assert "corpus.guidance" in r["instructions"]
+    assert r["ttlMs"] == 3600000 and r["cacheScope"] == "public"
+
+
+def test_modern_lists_and_calls_are_stateless(served):
+    tools = served.modern(1, "tools/list")["result"]
+    assert [t["name"] for t in tools["tools"]] == ["corpus_echo"]
+    assert (tools["resultType"], tools["ttlMs"], tools["cacheScope"]) == ("complete", 3600000, "public")
+    prompts = served.modern(2, "prompts/list")["result"]
+    assert [p["name"] for p in prompts["prompts"]] == ["corpus.guidance"]
+    assert prompts["cacheScope"] == "public"
+    got = served.modern(3, "prompts/get", {"name": "corpus.guidance"})["result"]
+    assert got["resultType"] == "complete" and got["messages"][0]["content"]["type"] == "text"
+    call = served.modern(4, "tools/call", {"name": "corpus_echo", "arguments": {"text": "hi"}})["result"]
+    assert call["resultType"] == "complete" and call["structuredContent"] == {"text": "hi"}
+    bad = served.modern(5, "tools/call", {"name": "corpus_echo", "arguments": {"text": 1}})["result"]
+    assert bad["isError"] is True and bad["_meta"]["dsh-capsule/error"]["code"] == "INPUT_INVALID"
+    assert bad["resultType"] == "complete"
+
+
+def test_modern_errors_the_revision_defines(served):
+    e = served.modern(1, "tools/list", version="1900-01-01")["error"]
+    assert e["code"] == -32022
+    assert e["data"] == {"supported": [MODERN, "2025-11-25", "2025-06-18"], "requested": "1900-01-01"}
+    assert served.modern(2, "tools/list", version="2025-06-18")["error"]["code"] == -32022
+    assert served.modern(3, "tools/list", capabilities=False)["error"]["code"] == -32602
+    assert served.modern(4, "tools/list", capabilities=[])["error"]["code"] == -32602
+    # Removed in 2026-07-28: ping, logging/setLevel, and the handshake itself.
+    for i, method in enumerate(("ping", "logging/setLevel", "initialize"), 10):
+        assert served.modern(i, method)["error"]["code"] == -32601, method
+    e = served.request(20, "tools/list", {"_meta": []})["error"]
+    assert e["code"] == -32602
+
+
+@pytest.mark.parametrize("asked,chosen", [("2025-11-25", "2025-11-25"), ("2025-06-18", "2025-06-18"),
+                                          ("2025-03-26", "2025-11-25"), ("2024-11-05", "2025-11-25"),
+                                          (MODERN, "2025-11-25"), ("garbage", "2025-11-25")])
+def test_handshake_negotiation_table(served, asked, chosen):
+    r = served.request(1, "initialize", {"protocolVersion": asked, "capabilities": {},
+                                         "clientInfo": {"name": "t", "version": "1"}})["result"]
+    assert r["protocolVersion"] == chosen
+    assert "resultType" not in r
+    tools = served.request(2, "tools/list")["result"]
+    assert "resultType" not in tools and "ttlMs" not in tools
+    assert served.request(3, "ping")["result"] == {}
+
+
+def test_legacy_requests_before_the_handshake(served):
+    e = served.request(1, "tools/list")["error"]
+    assert e["code"] == -32600 and "initialize first" in e["message"]
+    assert served.request(2, "ping")["result"] == {}  # legacy ping works at any time
+
+
+@pytest.mark.parametrize("bad_id", [None, 1.5, True, {"a": 1}, [1]])
+def test_ids_that_are_not_string_or_integer(served, bad_id):
+    served.send({"jsonrpc": "2.0", "id": bad_id, "method": "tools/list"})
+    msg = served.next_response()
+    assert msg["id"] is None and msg["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize("good_id", ["", "x" * 200, 0, -7, 2 ** 53, "1"])
+def test_ids_of_every_accepted_form_come_back_unchanged(served, good_id):
+    r = served.modern(good_id, "tools/list")
+    assert r["id"] == good_id and "result" in r
+
+
+def test_nul_in_a_string_is_answered_under_its_id(served):
+    served.send_raw(b'{"jsonrpc":"2.0","id":41,"method":"tools/list","params":{"x":"a\\u0000b"}}\n')
+    msg = served.next_response()
+    assert msg["id"] == 41 and msg["error"]["code"] == -32600
+    assert msg["error"]["data"]["code"] == "FRAME_INVALID_JSON"
+    served.send_raw(b'{"jsonrpc":"2.0","id":"s","id":"t","method":"tools/list"}\n')
+    msg = served.next_response()
+    assert msg["id"] is None, "two ids: neither can be trusted"
+
+
+def test_invalid_utf8_and_broken_json_are_parse_errors(served):
+    served.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"\xff"}}\n')
+    msg = served.next_response()
+    assert msg["id"] is None and msg["error"]["code"] == -32700
+    served.send_raw(b'{"jsonrpc":"2.0","id":2,\n')
+    assert served.next_response()["error"]["code"] == -32700
+    assert served.modern(3, "tools/list")["result"]["tools"]
+
+
+def test_over_long_line_is_refused_and_the_server_goes_on(lab):
+    _, _, entry = lab.capsule(guest="echo")
+    s = Serve(lab, lab.config([entry], maxFrameBytes=4096))
+    s.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"' + b"x" * 10000 + b'"}}\n')
+    msg = s.next_response()
+    assert msg["id"] is None and msg["error"]["data"]["code"] == "FRAME_TOO_LARGE"
+    assert s.modern(2, "tools/list")["result"]["tools"]
+    assert s.close() == 0
+
+
+def test_batches_are_refused(served):
+    served.send([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
+    msg = served.next_response()
+    assert msg["id"] is None and msg["error"]["code"] == -32600
+    assert "batches" in msg["error"]["message"]
+
+
+def test_unknown_cursor_is_invalid_params(served):
+    for i, method in enumerate(("tools/list", "prompts/list"), 1):
+        assert served.modern(i, method, {"cursor": "abc"})["error"]["code"] == -32602
+    served.initialize()
+    assert served.request(5, "tools/list", {"cursor": ""})["error"]["code"] == -32602
+
+
+def test_reused_id_of_a_call_in_flight_is_refused_and_cancel_hits_the_first(slow):
+    slow.unique_ids = False
+    slow.initialize()
+    slow.call(7, "corpus_raw")
+    slow.call(7, "corpus_raw")
+    msg = slow.next_response()
+    assert msg["id"] == 7 and msg["error"]["code"] == -32600 and "in flight" in msg["error"]["message"]
+    slow.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}})
+    assert slow.request(8, "ping")["result"] == {}
+    assert slow.recv_or_none(1.5) is None, "the cancelled call gets no answer"
+    assert [m.get("id") for m in slow.messages].count(7) == 1
+
+
+def test_progress_notifications_for_a_call_that_asks(slow):
+    r = slow.modern(3, "tools/call", {"name": "corpus_raw", "arguments": {}},
+                    meta={"progressToken": "tok-1"})
+    assert r["result"]["isError"] is False
+    progress = [m["params"] for m in slow.messages if m.get("method") == "notifications/progress"]
+    assert progress == [
+        {"progressToken": "tok-1", "progress": 1, "total": 2, "message": "cell started"},
+        {"progressToken": "tok-1", "progress": 2, "total": 2, "message": "cell finished"}]
+    assert slow.messages.index(r) > max(i for i, m in enumerate(slow.messages)
+                                        if m.get("method") == "notifications/progress")
+    e = slow.modern(4, "tools/call", {"name": "corpus_raw"}, meta={"progressToken": 1.5})["error"]
+    assert e["code"] == -32602
+
+
+def test_no_progress_after_cancel(slow):
+    slow.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": "corpus_raw", "arguments": {},
+                          "_meta": {"progressToken": 9, "io.modelcontextprotocol/protocolVersion": MODERN,
+                                    "io.modelcontextprotocol/clientCapabilities": {}}}})
+    first = slow.recv()
+    assert first["method"] == "notifications/progress" and first["params"]["progress"] == 1
+    slow.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}})
+    assert slow.recv_or_none(1.5) is None, "nothing more for a cancelled call"
+
+
+def test_eof_during_a_call_joins_the_cell(slow):
+    slow.initialize()
+    slow.call(1, "corpus_raw")
+    slow.p.stdin.close()
+    while slow.recv(10) is not None:
+        pass
+    assert slow.p.wait(10) == 0
+    result = slow.responses[1]["result"]
+    assert result["isError"] is True and result["_meta"]["dsh-capsule/error"]["code"] == "CALL_CANCELLED"
+
+
+def test_client_responses_and_unknown_notifications_are_ignored(served):
+    served.send({"jsonrpc": "2.0", "id": 99, "result": {}})
+    served.send({"jsonrpc": "2.0", "method": "notifications/whatever"})
+    served.send({"jsonrpc": "2.0", "id": 5})
+    msg = served.next_response()
+    assert msg["id"] == 5 and msg["error"]["code"] == -32600 and "method" in msg["error"]["message"]
