@@ -223,6 +223,19 @@ def cell_processes():
     return found
 
 
+def host_processes():
+    """Running `capsule-host serve` processes (of any build): the DSH row's hosts."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if cmd and cmd[0].endswith(b"capsule-host") and b"serve" in cmd:
+            found.append(pid)
+    return found
+
+
 def assert_failed_closed(res: Result, code: str, lab: Lab):
     assert res.code == code, res
     assert res.rc == (2 if code == "USAGE" else 1), res

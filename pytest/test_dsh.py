@@ -15,7 +15,7 @@ import subprocess
 import pytest
 import yaml
 
-from capsule_lab import BIN, LIMIT_DEFAULTS, REPO, cell_processes
+from capsule_lab import BIN, LIMIT_DEFAULTS, REPO, cell_processes, host_processes
 from test_end_to_end import example_config
 
 HARNESS = REPO / "pytest" / "dsh-harness"
@@ -45,17 +45,6 @@ def boot(lab, config, host=None, mode="call"):
     assert out["unhandled"] is None, out["unhandled"]
     return out, p.stderr
 
-
-def host_processes():
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-        except OSError:
-            continue
-        if cmd and cmd[0].endswith(b"capsule-host") and b"serve" in cmd:
-            found.append(pid)
-    return found
 
 
 def test_row_registers_tools_and_sections_and_calls_through_cells(lab, dsh_packages):

@@ -19,24 +19,12 @@ import time
 import pytest
 import yaml
 
-from capsule_lab import REPO, cell_processes
+from capsule_lab import REPO, cell_processes, host_processes
 
 CLI = REPO / "pytest" / "dsh-cli"
 SCRIPTED_MODEL = CLI / "scripted-model.mjs"
 PROFILE = "headless"
 LOADED_RUNS = 6
-
-
-def host_processes():
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-        except OSError:
-            continue
-        if cmd and cmd[0].endswith(b"capsule-host") and b"serve" in cmd:
-            found.append(pid)
-    return found
 
 
 def install_cli():
