@@ -12,13 +12,14 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { activationTimeout, resolveHostCommand, RowError } from "./host-command.mjs";
+import { activationTimeout, PACKAGE_ROOT, resolveHostCommand, RowError } from "./host-command.mjs";
 import { McpPeer, readPublication } from "./mcp-peer.mjs";
 
 export const name = "dsh-capsule-host";
 export const inject = ["tools", "systemPrompt", "subprocess"];
 
 const PROMPT_ORDER = 150; // 100-199: tool guidance
+const ERRORS_MD = `${PACKAGE_ROOT}/docs/ERRORS.md`;
 const OUTPUT_SCHEMA = { type: "object", properties: { output: {} }, required: ["output"], additionalProperties: false };
 
 function toolDefinition(peer, tool) {
@@ -62,12 +63,17 @@ export async function apply(ctx, config = {}) {
   const capsules = config.capsules ?? [];
   if (capsules.length === 0) return; // the inert row the bundle mounts
   const { hostCommand, activationTimeoutMs, ...hostConfig } = config;
-  const failed = (error) =>
+  const failed = (error) => {
+    const code = error.code ?? "ROW_HOST_EXITED";
+    // ROW_* messages say what to run; the host's own codes point at their
+    // "What to do" in the error catalogue the package carries.
+    const fix = code.startsWith("ROW_") ? "" : ` (what to do: ${ERRORS_MD}, ${code})`;
     report(
       ctx,
-      ["dsh-capsule/failed", { code: error.code ?? "ROW_HOST_EXITED", message: error.message }],
-      `dsh-capsule-host: activation failed, nothing registered: ${error.code ?? "ROW_HOST_EXITED"}: ${error.message}`,
+      ["dsh-capsule/failed", { code, message: error.message }],
+      `dsh-capsule-host: activation failed, nothing registered: ${code}: ${error.message}${fix}`,
     );
+  };
   let host, timeoutMs;
   try {
     host = resolveHostCommand(hostCommand);

@@ -237,6 +237,9 @@ def test_wrong_digest_registers_nothing_and_dsh_exits_0(dsh):
     p, turns = dsh.oneshot(dsh.overlay("bad-digest", rows))
     assert p.returncode == 0, p.stderr
     assert "dsh-capsule-host: activation failed, nothing registered: INTEGRITY_MISMATCH" in p.stderr
+    errors_md = dsh.package / "docs" / "ERRORS.md"
+    assert f"(what to do: {errors_md}, INTEGRITY_MISMATCH)" in p.stderr
+    assert "### `INTEGRITY_MISMATCH`" in errors_md.read_text()
     assert "capsule_echo" not in turns[0]["tools"] and "capsule_echo" not in turns[0]["system"]
     dsh.assert_nothing_left()
 
