@@ -155,3 +155,40 @@ write("bundle", [tar_gz([("capsule.json", m, None), ("guest.mjs", g, None)]),
                  tar_gz([("capsule.json", m, None), ("capsule.json", m, None)]),
                  tar_gz([("../x", b"x", None)]),
                  tar_gz([("guest.mjs", b"\0" * 70000, None)])])
+
+# MCP sessions for fuzz_mcp: newline-separated JSON-RPC, both eras.
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def session(*messages):
+    return "\n".join(m if isinstance(m, str) else json.dumps(m) for m in messages) + "\n"
+
+
+def rpc(id, method, params=None):
+    return {"jsonrpc": "2.0", "id": id, "method": method, **({"params": params} if params is not None else {})}
+
+
+init = rpc(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                             "clientInfo": {"name": "f", "version": "1"}})
+call = {"name": "capsule_echo", "arguments": {"text": "x"}}
+write("mcp", [
+    session(init, {"jsonrpc": "2.0", "method": "notifications/initialized"}, rpc(1, "tools/list"),
+            rpc(2, "tools/call", call), rpc(3, "prompts/list"), rpc(4, "prompts/get", {"name": "fuzz.section"}),
+            rpc(5, "ping")),
+    session(rpc(1, "server/discover", {"_meta": MODERN_META}), rpc("a", "tools/list", {"_meta": MODERN_META}),
+            rpc(2, "tools/call", {**call, "_meta": {**MODERN_META, "progressToken": "t"}}),
+            rpc(3, "prompts/get", {"name": "fuzz.section", "_meta": MODERN_META})),
+    session(init, rpc(1, "tools/call", call), rpc(1, "tools/call", call), rpc(2, "tools/call", call),
+            rpc(3, "tools/call", call), rpc(4, "tools/call", call),
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}},
+            rpc(5, "tools/call", {"name": "fails_to_start", "arguments": {}}), "#shutdown",
+            rpc(6, "tools/call", call)),
+    session(rpc(1, "tools/list", {"_meta": {**MODERN_META, "io.modelcontextprotocol/protocolVersion": "1900-01-01"}}),
+            rpc(2, "tools/list", {"cursor": "c", "_meta": MODERN_META}), '[{"jsonrpc":"2.0","id":1,"method":"ping"}]',
+            '{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"x":"a\\u0000b"}}',
+            '{"jsonrpc":"2.0","id":null,"method":"ping"}', '{"jsonrpc":"1.0","id":3}', "{not json"),
+    session('#verdict {"ok":true,"result":{"isError":false,"output":{"text":"x"}}}',
+            '#verdict {"ok":true,"result":{"isError":true,"message":"tool failed"}}',
+            '#verdict {"ok":false,"error":{"code":"CELL_CALL_TIMEOUT","message":"late"}}'),
+])

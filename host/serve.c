@@ -34,7 +34,7 @@ static void start_next(server *s) {
     call_slot *c = &s->slots[s->running];
     cap_error err = {0};
     c->started_ms = mono_ms();
-    if (supervisor_start(s->h, c->tool, c->input, &c->sup, &err) != CAP_OK) {
+    if (s->runner->start(s->h, c->tool, c->input, &c->sup, &err) != CAP_OK) {
       char msg[700];
       snprintf(msg, sizeof msg, "%s: %s", cap_code_name(err.code), err.message);
       serve_send_error(s, c->id, JSONRPC_SERVER_BUSY, msg, cap_code_name(err.code));
@@ -88,7 +88,7 @@ void serve_cancel(server *s, const json_t *rid) {
     if (!json_equal(c->id, rid) || c->cancelled) continue;
     c->cancelled = true; /* the spec: no response for a cancelled request */
     if (c->running)
-      supervisor_cancel(&c->sup);
+      s->runner->cancel(&c->sup);
     else
       drop_slot(s, i);
     fprintf(stderr, "capsule-host: cancelled request\n");
@@ -169,14 +169,17 @@ static void begin_shutdown(server *s) {
     drop_slot(s, s->running);
   }
   if (!s->cancel_sent)
-    for (size_t i = 0; i < s->running; i++) supervisor_cancel(&s->slots[i].sup);
+    for (size_t i = 0; i < s->running; i++) s->runner->cancel(&s->slots[i].sup);
   s->cancel_sent = true;
 }
+
+static const call_runner supervisor_runner = {supervisor_start, supervisor_cancel};
 
 int serve_run(host *h) {
   server s;
   memset(&s, 0, sizeof s);
   s.h = h;
+  s.runner = &supervisor_runner;
   s.registry = host_registry(h);
   s.line = malloc((size_t)h->cfg.limits.max_frame_bytes + 1);
   sigset_t mask;

@@ -35,8 +35,18 @@ typedef struct {
   call_supervisor sup;
 } call_slot;
 
+/* How the scheduler starts and cancels a call: the forked call supervisor
+ * (call_supervisor.c) in serve_run; a stand-in in fuzz/harness/fuzz_mcp.c,
+ * so the protocol and the scheduler run there without forking. */
+typedef struct {
+  cap_code (*start)(host *h, const char *tool, const json_t *input, call_supervisor *sup,
+                    cap_error *err);
+  void (*cancel)(call_supervisor *sup);
+} call_runner;
+
 typedef struct {
   host *h;
+  const call_runner *runner;
   json_t *registry;
   call_slot *slots; /* running first, then queued, in arrival order */
   size_t count, cap;

@@ -1,0 +1,98 @@
+/* capsule-host serve's MCP handling: each input is a stream of lines, fed
+ * one by one to the real dispatch (mcp_dispatch.c) and the real scheduler
+ * (serve.c) of one server, through its call-runner seam: calls are
+ * admitted, queued, refused BUSY, cancelled and checked for reused ids
+ * exactly as in serve, but no supervisor is forked. Both eras, every
+ * method. A tool named fails_to_start exercises the start-failure path;
+ * a line "#shutdown" begins shutdown, as stdin EOF or a signal would;
+ * a line "#verdict <json>" is mapped to a tools/call result as a
+ * supervisor's verdict is (both eras). */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve_state.h"
+
+static cap_code fake_start(host *h, const char *tool, const json_t *input, call_supervisor *sup,
+                           cap_error *err) {
+  (void)h;
+  (void)input;
+  memset(sup, 0, sizeof *sup);
+  sup->pid = -1;
+  sup->pidfd = -1;
+  sup->result_fd = -1;
+  if (strcmp(tool, "fails_to_start") == 0)
+    return cap_fail(err, CAP_E_LAUNCH_FAILED, "fuzz: this call cannot start");
+  return CAP_OK;
+}
+
+static void fake_cancel(call_supervisor *sup) { (void)sup; }
+
+static const call_runner fake_runner = {fake_start, fake_cancel};
+
+static const char tools_json[] =
+    "[{\"name\":\"capsule_echo\",\"description\":\"echo\",\"inputSchema\":{\"type\":\"object\"}},"
+    "{\"name\":\"fails_to_start\",\"description\":\"x\",\"inputSchema\":{\"type\":\"object\"}}]";
+
+static host *fake_host(void) {
+  static host h;
+  static loaded_capsule cap;
+  config_defaults(&h.cfg);
+  /* Small limits, so that queue, BUSY and the parser's caps are all reachable. */
+  h.cfg.limits.max_concurrent_calls = 2;
+  h.cfg.limits.max_queued_calls = 2;
+  h.cfg.limits.max_json_depth = 8;
+  h.cfg.limits.max_json_nodes = 200;
+  h.cfg.limits.max_frame_bytes = 4096;
+  cap.descriptor = json_pack("{s:o}", "tools", json_loads(tools_json, 0, NULL));
+  h.caps = &cap;
+  h.cap_count = 1;
+  return &h;
+}
+
+static void forget_calls(server *s) {
+  for (size_t i = 0; i < s->count; i++) {
+    json_decref(s->slots[i].id);
+    json_decref(s->slots[i].input);
+    json_decref(s->slots[i].progress_token);
+    free(s->slots[i].tool);
+  }
+  free(s->slots);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static host *h;
+  static json_t *registry;
+  if (!h) {
+    h = fake_host();
+    registry = json_pack("{s:o,s:[{s:s,s:s,s:s}]}", "tools", json_loads(tools_json, 0, NULL),
+                         "promptSections", "id", "fuzz.section", "text", "Use capsule_echo.",
+                         "capsuleId", "fuzz.capsule");
+  }
+  server s;
+  memset(&s, 0, sizeof s);
+  s.h = h;
+  s.runner = &fake_runner;
+  s.registry = registry;
+  const char *p = (const char *)data, *end = p + size;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t len = (size_t)((nl ? nl : end) - p);
+    if (len == 9 && memcmp(p, "#shutdown", 9) == 0) {
+      s.shutting_down = true;
+    } else if (len > 9 && memcmp(p, "#verdict ", 9) == 0) {
+      json_t *verdict = json_loadb(p + 9, len - 9, 0, NULL);
+      if (verdict) json_decref(mcp_call_result(verdict, len % 2));
+      json_decref(verdict);
+    } else if (len <= (size_t)h->cfg.limits.max_frame_bytes) {
+      /* serve discards a longer line before dispatch (FRAME_TOO_LARGE). */
+      mcp_handle_line(&s, p, len);
+    }
+    s.out_len = 0; /* what stdout would have taken */
+    p += len + 1;
+  }
+  forget_calls(&s);
+  free(s.out);
+  return 0;
+}
