@@ -1,31 +1,51 @@
 #!/bin/bash -eu
 # OSS-Fuzz / ClusterFuzzLite build: the same harnesses as fuzz/Makefile.
-# Inside the OSS-Fuzz image $CC, $CFLAGS, $LIB_FUZZING_ENGINE, $SRC and
-# $OUT are set; outside it (this machine) the defaults below apply:
-#   CC=clang fuzz/oss-fuzz/build.sh
+# In their images $CC, $CXX, $CFLAGS, $CXXFLAGS, $LIB_FUZZING_ENGINE, $SRC,
+# $OUT and $WORK are set and this file runs as $SRC/build.sh with the
+# repository in $SRC/dsh-capsule. The engine decides the flags: $CFLAGS
+# already carries the engine's compile flags (-fsanitize=fuzzer-no-link for
+# libFuzzer, none for AFL++, whose compiler instruments), and
+# $LIB_FUZZING_ENGINE is linked with $CXX. Outside their images (this
+# machine, pytest/test_oss_fuzz_build.py) the defaults below apply:
+#   fuzz/oss-fuzz/build.sh
 HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
+if [ -n "${SRC:-}" ] && [ -d "$SRC/dsh-capsule/fuzz/harness" ]; then
+  ROOT=$SRC/dsh-capsule
+else
+  ROOT=$(cd "$HERE/../.." && pwd)
+fi
 CC=${CC:-clang}
-CFLAGS=${CFLAGS:--O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined}
+CXX=${CXX:-clang++}
+CFLAGS=${CFLAGS:--O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link}
+CXXFLAGS=${CXXFLAGS:-$CFLAGS}
 LIB_FUZZING_ENGINE=${LIB_FUZZING_ENGINE:--fsanitize=fuzzer}
 OUT=${OUT:-$ROOT/build/oss-fuzz}
-mkdir -p "$OUT"
+WORK=${WORK:-$(mktemp -d)}
+mkdir -p "$OUT" "$WORK/obj" "$WORK/gen"
+
+# The embedded cell probe (host/attest.c includes it), as the Makefile makes it.
+(cd "$ROOT/probe" && xxd -i -n cell_probe_js cell-probe.mjs > "$WORK/gen/cell_probe_js.h")
+
+# Every harness links the code capsule-host itself links (fuzz_mcp drives
+# serve's dispatch and scheduler), compiled once.
 SRCS=("$ROOT"/common/*.c)
-for f in config requests names manifest describe schema_check schema_validate call_result attest_report bundle; do SRCS+=("$ROOT/host/$f.c"); done
+for f in "$ROOT"/host/*.c; do [ "$(basename "$f")" = main.c ] || SRCS+=("$f"); done
 SRCS+=("$ROOT/launcher/bwrap_argv.c")
-INC=(-I"$ROOT/common" -I"$ROOT/host" -I"$ROOT/launcher" -D_GNU_SOURCE)
-# Compile the shared code once, then link each harness against it.
-OBJ=$(mktemp -d)
-trap 'rm -rf "$OBJ"' EXIT
+INC=(-I"$ROOT/common" -I"$ROOT/host" -I"$ROOT/launcher" -I"$WORK/gen" -D_GNU_SOURCE)
 for src in "${SRCS[@]}"; do
-  $CC $CFLAGS -std=c11 "${INC[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$OBJ/$(basename "$(dirname "$src")")_$(basename "$src" .c).o"
+  $CC $CFLAGS -std=gnu11 "${INC[@]}" -c "$src" -o "$WORK/obj/$(basename "$(dirname "$src")")_$(basename "$src" .c).o"
 done
+LIBS=$(pkg-config --libs jansson libcrypto libseccomp libarchive 2>/dev/null || echo -ljansson -lcrypto -lseccomp -larchive)
+
+count=0
 for harness in "$ROOT"/fuzz/harness/fuzz_*.c; do
   name=$(basename "$harness" .c)
   short=${name#fuzz_}
-  $CC $CFLAGS -std=c11 "${INC[@]}" $LIB_FUZZING_ENGINE "$harness" "$OBJ"/*.o \
-    -ljansson -lcrypto -lseccomp -larchive -lm -o "$OUT/$name"
+  $CC $CFLAGS -std=gnu11 "${INC[@]}" -c "$harness" -o "$WORK/$name.o"
+  $CXX $CXXFLAGS "$WORK/$name.o" "$WORK"/obj/*.o $LIB_FUZZING_ENGINE $LIBS -lm -o "$OUT/$name"
   cp "$ROOT/fuzz/dict/$short.dict" "$OUT/$name.dict"
+  printf '[libfuzzer]\ndict = %s.dict\nmax_len = 65536\ntimeout = 10\n' "$name" > "$OUT/$name.options"
   (cd "$ROOT/fuzz/seeds/$short" && python3 -m zipfile -c "$OUT/${name}_seed_corpus.zip" .)
+  count=$((count + 1))
 done
-echo "built $(ls "$ROOT"/fuzz/harness/fuzz_*.c | wc -l) harnesses into $OUT"
+echo "built $count harnesses into $OUT"

@@ -1,0 +1,59 @@
+"""fuzz/oss-fuzz/build.sh as OSS-Fuzz and ClusterFuzzLite run it: copied to
+$SRC/build.sh, the repository in $SRC/dsh-capsule, $OUT and $WORK elsewhere,
+the engine's compilers and flags in the environment; for libFuzzer and for
+AFL++ (its libAFLDriver). Every harness must come out with its dictionary,
+.options and seed corpus, and run its seeds."""
+import os
+import shutil
+import subprocess
+import zipfile
+
+import pytest
+
+from capsule_lab import REPO
+
+CFLAGS = "-O1 -fno-omit-frame-pointer -gline-tables-only -fsanitize=address -fsanitize-address-use-after-scope"
+ENGINES = {
+    "libfuzzer": {"CC": "clang", "CXX": "clang++", "CFLAGS": CFLAGS + " -fsanitize=fuzzer-no-link",
+                  "LIB_FUZZING_ENGINE": "-fsanitize=fuzzer"},
+    "afl": {"CC": "afl-clang-fast", "CXX": "afl-clang-fast++", "CFLAGS": CFLAGS,
+            "LIB_FUZZING_ENGINE": "/usr/lib/afl/libAFLDriver.a", "AFL_QUIET": "1"},
+}
+
+
+def copy_repository(dest):
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO,
+                            check=True, capture_output=True).stdout.split(b"\0")
+    for rel in filter(None, listed):
+        src = REPO / rel.decode()
+        if src.is_file():
+            (dest / rel.decode()).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel.decode())
+
+
+@pytest.mark.parametrize("engine", sorted(ENGINES))
+def test_oss_fuzz_build_in_a_simulated_image_layout(tmp_path, engine):
+    src, out, work = tmp_path / "src", tmp_path / "out", tmp_path / "work"
+    for d in (src, out, work):
+        d.mkdir()
+    copy_repository(src / "dsh-capsule")
+    shutil.copy2(REPO / "fuzz" / "oss-fuzz" / "build.sh", src / "build.sh")
+    flags = ENGINES[engine]
+    env = {"PATH": os.environ["PATH"], "SRC": str(src), "OUT": str(out), "WORK": str(work),
+           "CXXFLAGS": flags["CFLAGS"], **flags}
+    p = subprocess.run(["bash", "-eu", str(src / "build.sh")], cwd=src / "dsh-capsule", env=env,
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
+    harnesses = sorted(f.stem for f in (REPO / "fuzz" / "harness").glob("fuzz_*.c"))
+    assert f"built {len(harnesses)} harnesses" in p.stdout
+    for name in harnesses:
+        for suffix in ("", ".dict", ".options", "_seed_corpus.zip"):
+            assert (out / f"{name}{suffix}").is_file(), f"{name}{suffix} missing"
+        seeds = work / f"seeds-{name}"
+        with zipfile.ZipFile(out / f"{name}_seed_corpus.zip") as z:
+            z.extractall(seeds)
+        inputs = sorted(seeds.iterdir())[:4]
+        assert inputs, name
+        run = subprocess.run([str(out / name), *map(str, inputs)], capture_output=True, text=True,
+                             timeout=120, env={"PATH": os.environ["PATH"]})
+        assert run.returncode == 0, f"{name}: {run.stderr[-2000:]}"
