@@ -243,3 +243,16 @@ def assert_failed_closed(res: Result, code: str, lab: Lab):
     assert res.stderr.startswith(f"capsule-host: {code}: "), res
     assert lab.leftovers() == [], f"staging left behind: {lab.leftovers()}"
     assert cell_processes() == [], f"cell processes survived: {cell_processes()}"
+
+
+def copy_working_tree(dest):
+    """The repository's tracked files and new untracked ones (not ignored),
+    as they are in the working tree, copied below dest."""
+    import shutil
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO,
+                            check=True, capture_output=True).stdout.split(b"\0")
+    for rel in filter(None, listed):
+        src = REPO / rel.decode()
+        if src.is_file():
+            (dest / rel.decode()).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel.decode())

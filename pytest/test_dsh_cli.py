@@ -19,7 +19,7 @@ import time
 import pytest
 import yaml
 
-from capsule_lab import REPO, cell_processes, host_processes
+from capsule_lab import REPO, cell_processes, copy_working_tree, host_processes
 
 CLI = REPO / "pytest" / "dsh-cli"
 SCRIPTED_MODEL = CLI / "scripted-model.mjs"
@@ -45,13 +45,7 @@ def install_cli():
 def snapshot_repository(dest):
     """The working tree's tracked and new files as one commit: what
     `dsh plugin add github:...` would fetch if this tree were pushed."""
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO,
-                            check=True, capture_output=True).stdout.split(b"\0")
-    for rel in filter(None, listed):
-        src = REPO / rel.decode()
-        if src.is_file():
-            (dest / rel.decode()).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel.decode())
+    copy_working_tree(dest)
     git = ["git", "-c", "user.name=test", "-c", "user.email=test@invalid"]
     subprocess.run(git + ["init", "-q"], cwd=dest, check=True)
     subprocess.run(git + ["add", "-A"], cwd=dest, check=True)

@@ -10,7 +10,7 @@ import zipfile
 
 import pytest
 
-from capsule_lab import REPO
+from capsule_lab import REPO, copy_working_tree
 
 CFLAGS = "-O1 -fno-omit-frame-pointer -gline-tables-only -fsanitize=address -fsanitize-address-use-after-scope"
 ENGINES = {
@@ -21,22 +21,12 @@ ENGINES = {
 }
 
 
-def copy_repository(dest):
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO,
-                            check=True, capture_output=True).stdout.split(b"\0")
-    for rel in filter(None, listed):
-        src = REPO / rel.decode()
-        if src.is_file():
-            (dest / rel.decode()).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel.decode())
-
-
 @pytest.mark.parametrize("engine", sorted(ENGINES))
 def test_oss_fuzz_build_in_a_simulated_image_layout(tmp_path, engine):
     src, out, work = tmp_path / "src", tmp_path / "out", tmp_path / "work"
     for d in (src, out, work):
         d.mkdir()
-    copy_repository(src / "dsh-capsule")
+    copy_working_tree(src / "dsh-capsule")
     shutil.copy2(REPO / "fuzz" / "oss-fuzz" / "build.sh", src / "build.sh")
     flags = ENGINES[engine]
     env = {"PATH": os.environ["PATH"], "SRC": str(src), "OUT": str(out), "WORK": str(work),
