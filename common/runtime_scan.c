@@ -54,9 +54,7 @@ cap_code runtime_which(const char *command, const char *path_env,
 }
 
 /* PT_INTERP names the dynamic loader the kernel will map. */
-static bool elf_interpreter(const char *path, char *out, size_t cap) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+bool runtime_elf_interpreter(int fd, char *out, size_t cap) {
   Elf64_Ehdr eh;
   bool ok = false;
   if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
@@ -73,8 +71,34 @@ static bool elf_interpreter(const char *path, char *out, size_t cap) {
       ok = out[0] == '/' && strlen(out) == ph.p_filesz - 1;
     }
   }
+  return ok;
+}
+
+static bool elf_interpreter(const char *path, char *out, size_t cap) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = runtime_elf_interpreter(fd, out, cap);
   close(fd);
   return ok;
+}
+
+cap_code runtime_parse_ld_list(char *out, char **paths, size_t cap, size_t *count,
+                               cap_error *err) {
+  *count = 0;
+  char *save = NULL;
+  for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    if (strstr(line, "not found"))
+      return cap_fail(err, CAP_E_RUNTIME_NOT_FOUND, "runtime library missing: %s", line);
+    char *arrow = strstr(line, "=> ");
+    char *path = arrow ? arrow + 3 : line + strspn(line, " \t");
+    if (path[0] != '/') continue; /* the vDSO has no file */
+    char *end = strstr(path, " (0x");
+    if (end) *end = '\0';
+    if (*count == cap)
+      return cap_fail(err, CAP_E_RUNTIME_UNSUPPORTED, "runtime needs too many shared objects");
+    paths[(*count)++] = path;
+  }
+  return CAP_OK;
 }
 
 static cap_code add_object(runtime_view *v, const char *dest, cap_error *err) {
@@ -114,19 +138,11 @@ cap_code runtime_scan(const char *executable, runtime_view *view, cap_error *err
     return cap_fail(err, CAP_E_RUNTIME_UNSUPPORTED, "%s --list %s failed", interp,
                     view->executable.path);
   }
+  char *paths[RUNTIME_MAX_OBJECTS];
+  size_t count = 0;
   cap_code code = add_object(view, interp, err);
-  for (char *line = strtok(out, "\n"); line && code == CAP_OK; line = strtok(NULL, "\n")) {
-    if (strstr(line, "not found")) {
-      code = cap_fail(err, CAP_E_RUNTIME_NOT_FOUND, "runtime library missing: %s", line);
-      break;
-    }
-    char *arrow = strstr(line, "=> ");
-    char *path = arrow ? arrow + 3 : line + strspn(line, " \t");
-    if (path[0] != '/') continue; /* the vDSO has no file */
-    char *end = strstr(path, " (0x");
-    if (end) *end = '\0';
-    code = add_object(view, path, err);
-  }
+  if (code == CAP_OK) code = runtime_parse_ld_list(out, paths, RUNTIME_MAX_OBJECTS, &count, err);
+  for (size_t i = 0; i < count && code == CAP_OK; i++) code = add_object(view, paths[i], err);
   free(out);
   if (code == CAP_OK) qsort(view->objects, view->object_count, sizeof view->objects[0], by_dest);
   return code;

@@ -6,6 +6,7 @@
 #define RUNTIME_SCAN_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -37,6 +38,13 @@ cap_code runtime_which(const char *command, const char *path_env,
 cap_code runtime_identity(const char *path, file_identity *out, cap_error *err);
 /* Scans the executable's loader list. */
 cap_code runtime_scan(const char *executable, runtime_view *view, cap_error *err);
+/* The two parsers runtime_scan feeds (fuzz_runtime_scan drives them):
+ * the PT_INTERP of a 64-bit ELF read through fd (false: none), and the
+ * absolute paths in `ld.so --list` output (out is cut in place; at most
+ * cap; a "not found" line is RUNTIME_NOT_FOUND). */
+bool runtime_elf_interpreter(int fd, char *out, size_t cap);
+cap_code runtime_parse_ld_list(char *out, char **paths, size_t cap, size_t *count,
+                               cap_error *err);
 
 json_t *runtime_identity_json(const file_identity *id);
 json_t *runtime_objects_json(const runtime_view *view);

@@ -192,3 +192,16 @@ write("mcp", [
             '#verdict {"ok":true,"result":{"isError":true,"message":"tool failed"}}',
             '#verdict {"ok":false,"error":{"code":"CELL_CALL_TIMEOUT","message":"late"}}'),
 ])
+
+# runtime_scan: real loader output and real ELF headers of this machine's node.
+import shutil as _shutil
+import subprocess as _subprocess
+node = Path(_shutil.which("node")).resolve()
+listing = _subprocess.run(["/lib64/ld-linux-x86-64.so.2", "--list", str(node)], capture_output=True).stdout
+head = node.read_bytes()[:8192]
+write("runtime_scan", [listing, head, b"\tlinux-vdso.so.1 (0x00007ffc)\n\tlibx.so => not found\n",
+                       b"\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f00)\n"])
+
+write("cell_reports", ['{\n    "child-pid": 4242,\n    "cgroup-namespace": 4026531835,\n    "ipc-namespace": 4026532601\n}\n',
+                       '{"code":"LAUNCH_SOURCE_MISMATCH","message":"guest changed"}',
+                       '{"code":"NOT_A_CODE","message":"x"}', '{"child-pid": 1}', "{}"])

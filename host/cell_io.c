@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "cell.h"
 #include "cell_private.h"
 #include "clock.h"
+#include "strict_json.h"
 
 volatile sig_atomic_t cell_cancel_requested;
 
@@ -23,16 +25,39 @@ void close_fd(int *fd) {
   *fd = -1;
 }
 
-void parse_info(cell *c) {
-  json_t *v = json_loadb(c->info_buf, c->info_len, 0, NULL);
+/* bwrap's info and the launcher's status are small flat objects: the
+ * strict parser with tight limits, like every other document. */
+static const sj_limits report_limits = {4, 32};
+
+pid_t cell_info_child_pid(const char *buf, size_t len) {
+  cap_error ignored = {0};
+  json_t *v = sj_parse(buf, len, &report_limits, CAP_E_LAUNCH_FAILED, "bwrap info", &ignored);
   json_t *pid = json_object_get(v, "child-pid");
-  if (json_is_integer(pid) && json_integer_value(pid) > 1) {
-    c->init_pid = (pid_t)json_integer_value(pid);
+  json_int_t n = json_is_integer(pid) ? json_integer_value(pid) : 0;
+  json_decref(v);
+  return n > 1 && n <= INT32_MAX ? (pid_t)n : 0;
+}
+
+cap_code cell_launcher_status(const char *buf, size_t len, cap_error *err) {
+  cap_error ignored = {0};
+  json_t *v = sj_parse(buf, len, &report_limits, CAP_E_LAUNCH_FAILED, "launcher status", &ignored);
+  const char *code = json_string_value(json_object_get(v, "code"));
+  const char *msg = json_string_value(json_object_get(v, "message"));
+  cap_code cc = code ? cap_code_from_name(code) : CAP_OK;
+  if (cc == CAP_OK) cc = CAP_E_LAUNCH_FAILED;
+  cap_fail(err, cc, "launcher: %s", msg ? msg : "failed without a message");
+  json_decref(v);
+  return cc;
+}
+
+void parse_info(cell *c) {
+  pid_t pid = cell_info_child_pid(c->info_buf, c->info_len);
+  if (pid) {
+    c->init_pid = pid;
     c->t_sandbox = mono_ms();
     c->init_pidfd = (int)syscall(SYS_pidfd_open, c->init_pid, 0);
     if (c->init_pidfd >= 0) fcntl(c->init_pidfd, F_SETFD, FD_CLOEXEC);
   }
-  json_decref(v);
 }
 
 void reap(cell *c) {
@@ -161,14 +186,7 @@ pump_result pump(cell *c, long long deadline, cap_error *err) {
 
 /* The launcher refused to exec bwrap: report its own code and message. */
 static cap_code launcher_failure(cell *c, cap_error *err) {
-  json_t *v = json_loadb(c->status_buf, c->status_len, 0, NULL);
-  const char *code = json_string_value(json_object_get(v, "code"));
-  const char *msg = json_string_value(json_object_get(v, "message"));
-  cap_code cc = code ? cap_code_from_name(code) : CAP_OK;
-  if (cc == CAP_OK) cc = CAP_E_LAUNCH_FAILED;
-  cap_fail(err, cc, "launcher: %s", msg ? msg : "failed without a message");
-  json_decref(v);
-  return cc;
+  return cell_launcher_status(c->status_buf, c->status_len, err);
 }
 
 static cap_code exited_early(cell *c, cap_error *err) {

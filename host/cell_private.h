@@ -14,6 +14,11 @@ void reap(cell *c);
 void read_small(int *fd, char *buf, size_t cap, size_t *len);
 /* Parses bwrap's --info-fd report and opens the init's pidfd. */
 void parse_info(cell *c);
+/* The two reports a cell's helpers write (fuzz_cell_reports drives them):
+ * the init pid in bwrap's --info-fd JSON (0: none), and the launcher's
+ * refusal status as a code in err (LAUNCH_FAILED unless it names one). */
+pid_t cell_info_child_pid(const char *buf, size_t len);
+cap_code cell_launcher_status(const char *buf, size_t len, cap_error *err);
 /* One poll round over every open descriptor: PUMP_TIMED_OUT when the
  * deadline passed with nothing to do. */
 pump_result pump(cell *c, long long deadline, cap_error *err);

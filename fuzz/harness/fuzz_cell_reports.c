@@ -1,0 +1,18 @@
+/* The two reports a cell's helpers write to the host (host/cell_io.c):
+ * bwrap's --info-fd JSON (the cell's init pid) and the launcher's refusal
+ * status (a stable code and a message). Both are read into fixed buffers
+ * and parsed strictly; the input is tried as each. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "cell_private.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  pid_t pid = cell_info_child_pid((const char *)data, size);
+  if (pid < 0 || pid == 1) abort(); /* never the caller's init or a negative pid */
+  cap_error err = {0};
+  cap_code code = cell_launcher_status((const char *)data, size, &err);
+  if (code == CAP_OK || err.code != code) abort(); /* a refusal is always a failure */
+  return 0;
+}
