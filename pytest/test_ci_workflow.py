@@ -48,7 +48,8 @@ def test_linter_catches_a_broken_workflow(linter, tmp_path):
 def test_shell_scripts_pass_shellcheck():
     assert shutil.which("shellcheck"), "shellcheck is installed by make deps"
     p = subprocess.run(["shellcheck", str(GATE), str(REPO / ".ci" / "run"),
-                        str(REPO / "ci" / "install-deps.sh")], capture_output=True, text=True)
+                        str(REPO / "ci" / "install-deps.sh"), str(REPO / "fuzz" / "oss-fuzz" / "build.sh"),
+                        str(REPO / ".clusterfuzzlite" / "build.sh")], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout
 
 

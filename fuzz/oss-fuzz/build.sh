@@ -8,6 +8,8 @@
 # $LIB_FUZZING_ENGINE is linked with $CXX. Outside their images (this
 # machine, pytest/test_oss_fuzz_build.py) the defaults below apply:
 #   fuzz/oss-fuzz/build.sh
+# The flag variables are word lists by OSS-Fuzz's convention: split on purpose.
+# shellcheck disable=SC2086
 HERE=$(cd "$(dirname "$0")" && pwd)
 if [ -n "${SRC:-}" ] && [ -d "$SRC/dsh-capsule/fuzz/harness" ]; then
   ROOT=$SRC/dsh-capsule
