@@ -49,6 +49,7 @@ def test_shell_scripts_pass_shellcheck():
     assert shutil.which("shellcheck"), "shellcheck is installed by make deps"
     p = subprocess.run(["shellcheck", str(GATE), str(REPO / ".ci" / "run"),
                         str(REPO / "ci" / "install-deps.sh"), str(REPO / "fuzz" / "oss-fuzz" / "build.sh"),
+                        str(REPO / "fuzz" / "oss-fuzz" / "run_tests.sh"),
                         str(REPO / ".clusterfuzzlite" / "build.sh")], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout
 
