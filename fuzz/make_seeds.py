@@ -198,6 +198,8 @@ import shutil as _shutil
 import subprocess as _subprocess
 node = Path(_shutil.which("node")).resolve()
 listing = _subprocess.run(["/lib64/ld-linux-x86-64.so.2", "--list", str(node)], capture_output=True).stdout
+import re as _re
+listing = _re.sub(rb"\(0x[0-9a-f]+\)", b"(0x00007f0000000000)", listing)  # no ASLR in a seed
 head = node.read_bytes()[:8192]
 write("runtime_scan", [listing, head, b"\tlinux-vdso.so.1 (0x00007ffc)\n\tlibx.so => not found\n",
                        b"\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f00)\n"])
@@ -205,3 +207,6 @@ write("runtime_scan", [listing, head, b"\tlinux-vdso.so.1 (0x00007ffc)\n\tlibx.s
 write("cell_reports", ['{\n    "child-pid": 4242,\n    "cgroup-namespace": 4026531835,\n    "ipc-namespace": 4026532601\n}\n',
                        '{"code":"LAUNCH_SOURCE_MISMATCH","message":"guest changed"}',
                        '{"code":"NOT_A_CODE","message":"x"}', '{"child-pid": 1}', "{}"])
+
+write("node_version", ["v20.11.0\n", "v20.10.9", "v22.13.0", "v22.14.1", "v23.5.0", "v23.7.0", "v24.22.3",
+                       "v20.20.2", "v2147483647.0.0", "v-1.2.3", "20.11.0"])

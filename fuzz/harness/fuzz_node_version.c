@@ -1,0 +1,27 @@
+/* select_node_flags' inputs (common/node_version.c): the version string the
+ * world probe reports, parsed, checked against the minimum, and mapped to
+ * the permission flag and the SIGUSR1 switch the cells run with. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "node_version.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  char text[64];
+  size_t n = size < sizeof text - 1 ? size : sizeof text - 1;
+  memcpy(text, data, n);
+  text[n] = '\0';
+  node_version v;
+  if (!node_version_parse(text, &v)) return 0;
+  if (!node_version_supported(v)) return 0;
+  /* A version the host accepts is never older than the minimum... */
+  if (v.major < 20 || (v.major == 20 && v.minor < 11)) abort();
+  /* ...and always runs under one of the two permission flags. */
+  const char *flag = node_permission_flag(v);
+  if (!flag || (strcmp(flag, "--permission") != 0 && strcmp(flag, "--experimental-permission") != 0))
+    abort();
+  (void)node_can_disable_sigusr1(v);
+  return 0;
+}
