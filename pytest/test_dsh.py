@@ -87,6 +87,9 @@ def test_prompt_with_template_braces_registers_nothing(lab, dsh_packages):
 
 def test_bundle_row_is_inert_with_the_seed_defaults():
     pkg = json.loads((REPO / "package.json").read_text())
+    # pnpm 12 refuses a git-hosted package with build scripts unless allowlisted:
+    # one would break `dsh plugin add github:...` (README).
+    assert not set(pkg.get("scripts", {})) & {"preinstall", "install", "postinstall", "prepare"}
     assert pkg["dsh"]["bundle"]["patch"] == "./cordis.patch.yml"
     assert pkg["exports"]["./dsh"] == "./dsh/index.mjs"
     for peer in ("@deepseek-ai/dsh-subprocess", "@deepseek-ai/dsh-system-prompt", "@deepseek-ai/dsh-tools"):
