@@ -109,14 +109,25 @@ def test_official_conformance_suite(lab, mcp_sdk, revision):
 
 
 def test_official_mcp_sdk_client_lists_and_calls(lab, mcp_sdk):
+    """SDK v1 (1.32.2, what DSH's MCP client row is built on): the 2025
+    handshake, list, call, prompts, progress and cancel."""
     config = example_config(lab)
+    _, _, slow = lab.capsule(guest="raw", params={"script": {"call": [{"sleepMs": 800}, {"sendDefault": True}]}})
+    doc = json.loads(config.read_text())
+    doc["capsules"].append(slow)
+    config.write_text(json.dumps(doc))
     p = subprocess.run(["node", str(mcp_sdk), str(BIN / "capsule-host"), str(config)],
                        capture_output=True, text=True, timeout=120,
                        env={"PATH": os.environ["PATH"], "TMPDIR": str(lab.stage)})
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["server"]["name"] == "dsh-capsule"
-    assert [t["name"] for t in out["tools"]] == ["capsule_echo", "capsule_read"]
+    assert [t["name"] for t in out["tools"]] == ["capsule_echo", "capsule_read", "corpus_raw"]
+    assert out["slow"]["isError"] is False
+    seen = [(e["progress"], e["total"], e["message"]) for e in out["progress"]]
+    assert seen and seen == [(1, 2, "cell started"), (2, 2, "cell finished")][:len(seen)], seen
+    assert "test cancels" in out["cancelled"] or "abort" in out["cancelled"].lower(), out["cancelled"]
+    assert out["afterCancel"] == 3
     assert out["echo"]["isError"] is False
     assert out["echo"]["structuredContent"] == {"text": "via the MCP SDK"}
     assert json.loads(out["echo"]["content"][0]["text"]) == {"text": "via the MCP SDK"}

@@ -18,6 +18,21 @@ const out = {
   prompt: await client.getPrompt({ name: "capsule.echo.guidance" }),
   ping: await client.ping(),
 };
+if (out.tools.some((t) => t.name === "corpus_raw")) {
+  // A call that takes 800 ms: progress while it runs, then one cancelled.
+  out.progress = [];
+  out.slow = await client.callTool({ name: "corpus_raw", arguments: {} }, undefined, { onprogress: (p) => out.progress.push(p) });
+  const abort = new AbortController();
+  const cancelled = client.callTool({ name: "corpus_raw", arguments: {} }, undefined, { signal: abort.signal });
+  setTimeout(() => abort.abort("test cancels"), 300);
+  try {
+    await cancelled;
+    out.cancelled = "not cancelled";
+  } catch (e) {
+    out.cancelled = String(e.message);
+  }
+  out.afterCancel = (await client.listTools()).tools.length;
+}
 try {
   await client.callTool({ name: "no_such_tool", arguments: {} });
 } catch (e) {
