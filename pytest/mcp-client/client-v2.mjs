@@ -6,12 +6,12 @@
 // The config must publish corpus_echo and corpus_raw (a call that sleeps).
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { progressThenCancel } from "./slow-call.mjs";
 
 const [host, config, mode] = process.argv.slice(2);
 const transport = new StdioClientTransport({ command: host, args: ["serve", "--config", config], stderr: "inherit" });
 const client = new Client({ name: "dsh-capsule-pytest-v2", version: "1.0.0" }, { versionNegotiation: { mode } });
 await client.connect(transport);
-const progress = [];
 const out = {
   era: client.getProtocolEra(),
   version: client.getNegotiatedProtocolVersion(),
@@ -22,19 +22,9 @@ const out = {
   badInput: await client.callTool({ name: "corpus_echo", arguments: { text: 42 } }),
   prompts: (await client.listPrompts()).prompts.map((p) => p.name),
   prompt: await client.getPrompt({ name: "corpus.guidance" }),
-  slow: await client.callTool({ name: "corpus_raw", arguments: {} }, { onprogress: (p) => progress.push(p) }),
 };
-out.progress = progress;
-const abort = new AbortController();
-const cancelled = client.callTool({ name: "corpus_raw", arguments: {} }, { signal: abort.signal });
-setTimeout(() => abort.abort("test cancels"), 300);
-try {
-  await cancelled;
-  out.cancelled = "not cancelled";
-} catch (e) {
-  out.cancelled = String(e.message);
-}
-out.afterCancel = (await client.listTools()).tools.length;
+const call = (options) => client.callTool({ name: "corpus_raw", arguments: {} }, options);
+Object.assign(out, await progressThenCancel(call, async () => (await client.listTools()).tools.length));
 try {
   await client.callTool({ name: "no_such_tool", arguments: {} });
 } catch (e) {

@@ -2,6 +2,7 @@
 // (StdioClientTransport) and prints what it saw as one JSON object.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { progressThenCancel } from "./slow-call.mjs";
 
 const [host, config] = process.argv.slice(2);
 const transport = new StdioClientTransport({ command: host, args: ["serve", "--config", config], stderr: "inherit" });
@@ -19,19 +20,8 @@ const out = {
   ping: await client.ping(),
 };
 if (out.tools.some((t) => t.name === "corpus_raw")) {
-  // A call that takes 800 ms: progress while it runs, then one cancelled.
-  out.progress = [];
-  out.slow = await client.callTool({ name: "corpus_raw", arguments: {} }, undefined, { onprogress: (p) => out.progress.push(p) });
-  const abort = new AbortController();
-  const cancelled = client.callTool({ name: "corpus_raw", arguments: {} }, undefined, { signal: abort.signal });
-  setTimeout(() => abort.abort("test cancels"), 300);
-  try {
-    await cancelled;
-    out.cancelled = "not cancelled";
-  } catch (e) {
-    out.cancelled = String(e.message);
-  }
-  out.afterCancel = (await client.listTools()).tools.length;
+  const call = (options) => client.callTool({ name: "corpus_raw", arguments: {} }, undefined, options);
+  Object.assign(out, await progressThenCancel(call, async () => (await client.listTools()).tools.length));
 }
 try {
   await client.callTool({ name: "no_such_tool", arguments: {} });
