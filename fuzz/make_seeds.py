@@ -210,3 +210,7 @@ write("cell_reports", ['{\n    "child-pid": 4242,\n    "cgroup-namespace": 40265
 
 write("node_version", ["v20.11.0\n", "v20.10.9", "v22.13.0", "v22.14.1", "v23.5.0", "v23.7.0", "v24.22.3",
                        "v20.20.2", "v2147483647.0.0", "v-1.2.3", "20.11.0"])
+
+write("bundle_roundtrip", [bytes([len(m) >> 8, len(m) & 0xff, 0]) + m + g,
+                           bytes([0, 2, 1]) + b"{}" + b"export {}",
+                           bytes([0, 0, 2]), bytes([0, 5, 3]) + b"hello"])

@@ -1,0 +1,51 @@
+/* bundle pack then read (host/bundle.c): whatever manifest and artifact
+ * bytes `capsule-host bundle` packs, the reader must give back exactly
+ * those bytes under exactly those names, or refuse them only for a size
+ * limit. Input: 2 bytes manifest length, 1 byte artifact-name choice, the
+ * manifest, then the artifact. The bundle goes through a memfd. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "bundle.h"
+
+static const char *const names[] = {"guest.mjs", "a.mjs", "zz-artifact.js", "capsule.jsonx"};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static int fd = -1;
+  static char path[64];
+  if (fd < 0) {
+    fd = memfd_create("fuzz-bundle", MFD_CLOEXEC);
+    if (fd < 0) return 0;
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  }
+  if (size < 3) return 0;
+  size_t mlen = ((size_t)data[0] << 8 | data[1]) % (size - 2 + 1);
+  const char *name = names[data[2] % (sizeof names / sizeof names[0])];
+  const char *manifest = (const char *)data + 3;
+  if (mlen > size - 3) mlen = size - 3;
+  const char *artifact = manifest + mlen;
+  size_t alen = size - 3 - mlen;
+  cap_error err = {0};
+  if (ftruncate(fd, 0) != 0) return 0;
+  if (bundle_write(path, manifest, mlen, name, artifact, alen, &err) != CAP_OK) abort();
+  if (lseek(fd, 0, SEEK_SET) != 0) return 0;
+  host_limits lim = {.max_manifest_bytes = 8192, .max_artifact_bytes = 65536};
+  bundle_contents b;
+  cap_error rerr = {0};
+  if (bundle_read_fd(fd, &lim, &b, &rerr) != CAP_OK) {
+    /* The only acceptable refusal of what we packed: a size limit. */
+    if (rerr.code != CAP_E_MANIFEST_TOO_LARGE && rerr.code != CAP_E_ARTIFACT_TOO_LARGE) abort();
+    return 0;
+  }
+  if (b.manifest_len != mlen || memcmp(b.manifest, manifest, mlen) != 0) abort();
+  if (b.other_len != alen || strcmp(b.other_name, name) != 0 ||
+      (alen && memcmp(b.other, artifact, alen) != 0))
+    abort();
+  bundle_contents_free(&b);
+  return 0;
+}
