@@ -46,7 +46,8 @@ for harness in "$ROOT"/fuzz/harness/fuzz_*.c; do
   $CC $CFLAGS -std=gnu11 "${INC[@]}" -c "$harness" -o "$WORK/$name.o"
   $CXX $CXXFLAGS "$WORK/$name.o" "$WORK"/obj/*.o $LIB_FUZZING_ENGINE $LIBS -lm -o "$OUT/$name"
   cp "$ROOT/fuzz/dict/$short.dict" "$OUT/$name.dict"
-  printf '[libfuzzer]\ndict = %s.dict\nmax_len = 65536\ntimeout = 10\n' "$name" > "$OUT/$name.options"
+  max_len=$(sed -n 's/^max_len = //p' "$ROOT/fuzz/options/$short.options" 2>/dev/null || true)
+  printf '[libfuzzer]\ndict = %s.dict\nmax_len = %s\ntimeout = 10\n' "$name" "${max_len:-65536}" > "$OUT/$name.options"
   (cd "$ROOT/fuzz/seeds/$short" && python3 -m zipfile -c "$OUT/${name}_seed_corpus.zip" .)
   count=$((count + 1))
 done
