@@ -68,6 +68,15 @@ for c in CASES:
                     messages.append(json.dumps(a["send"]))
                 if "bodyText" in a:
                     messages.append(a["bodyText"])
+# Seeds for the refusals the harness's fixed manifest makes reachable:
+# duplicate tools, a prompt with "{{", counts that do not match.
+_tool = {"name": "capsule_echo", "description": "Echo.", "inputSchema": {"type": "object"}}
+_other = {"name": "other_tool", "description": "Other.", "inputSchema": {"type": "object"}}
+_section = {"id": "fuzz.section", "text": "Guidance."}
+for tools, sections in (([_tool, _tool], [_section]), ([_tool, _other], [{"id": "fuzz.section", "text": "{{secret}}"}]),
+                        ([_tool], [_section]), ([_tool, _other, _other], [_section]), ([_tool, _other], []),
+                        ([_tool, _other], [_section, _section])):
+    messages.append(json.dumps({"type": "describe.result", "tools": tools, "promptSections": sections}))
 write("guest_messages", messages)
 
 
