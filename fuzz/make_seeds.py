@@ -159,11 +159,15 @@ def tar_gz(entries):
 
 echo = REPO / "examples" / "echo-capsule"
 m, g = (echo / "capsule.json").read_bytes(), (echo / "guest.mjs").read_bytes()
-write("bundle", [tar_gz([("capsule.json", m, None), ("guest.mjs", g, None)]),
-                 tar_gz([("./capsule.json", m, None), ("guest.mjs", g, None), ("x", b"", tarfile.SYMTYPE)]),
-                 tar_gz([("capsule.json", m, None), ("capsule.json", m, None)]),
-                 tar_gz([("../x", b"x", None)]),
-                 tar_gz([("guest.mjs", b"\0" * 70000, None)])])
+bundles = [tar_gz([("capsule.json", m, None), ("guest.mjs", g, None)]),
+           tar_gz([("./capsule.json", m, None), ("guest.mjs", g, None), ("x", b"", tarfile.SYMTYPE)]),
+           tar_gz([("capsule.json", m, None), ("capsule.json", m, None)]),
+           tar_gz([("../x", b"x", None)]),
+           tar_gz([("guest.mjs", b"\0" * 70000, None)])]
+write("bundle", bundles)
+write("bundle_admission", bundles + [tar_gz([("capsule.json", m.replace(b"example.echo", b"other.id"), None),
+                                              ("guest.mjs", g, None)]),
+                                     tar_gz([("capsule.json", m, None), ("guest.mjs", g + b" ", None)])])
 
 # MCP sessions for fuzz_mcp: newline-separated JSON-RPC, both eras.
 MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
