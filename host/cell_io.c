@@ -184,11 +184,6 @@ pump_result pump(cell *c, long long deadline, cap_error *err) {
   return PUMP_PROGRESS;
 }
 
-/* The launcher refused to exec bwrap: report its own code and message. */
-static cap_code launcher_failure(cell *c, cap_error *err) {
-  return cell_launcher_status(c->status_buf, c->status_len, err);
-}
-
 static cap_code exited_early(cell *c, cap_error *err) {
   /* Give the process a moment to be reaped so the status is meaningful. */
   long long until = mono_ms() + 200;
@@ -219,7 +214,8 @@ cap_code cell_send(cell *c, const json_t *msg, long long deadline, cap_code time
   c->tx_off = 0;
   flush_stdin(c);
   while (c->tx_off < c->tx_len) {
-    if (c->status_fd < 0 && c->status_len) return launcher_failure(c, err);
+    if (c->status_fd < 0 && c->status_len) /* the launcher refused to exec bwrap */
+      return cell_launcher_status(c->status_buf, c->status_len, err);
     pump_result r = pump(c, deadline, err);
     if (r == PUMP_TIMED_OUT)
       return cap_fail(err, timeout_code, "cell did not read its input before the deadline");
@@ -239,7 +235,8 @@ cap_code cell_recv(cell *c, long long deadline, cap_code timeout_code, json_t **
       return CAP_OK;
     }
     if (fs == FRAME_ERROR) return err->code;
-    if (c->status_fd < 0 && c->status_len) return launcher_failure(c, err);
+    if (c->status_fd < 0 && c->status_len) /* the launcher refused to exec bwrap */
+      return cell_launcher_status(c->status_buf, c->status_len, err);
     if (c->out_fd < 0 && c->status_fd < 0) {
       if (c->rx.len > 0)
         return cap_fail(err, CAP_E_FRAME_TRUNCATED,
