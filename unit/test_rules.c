@@ -17,6 +17,17 @@ static void rule_table(bool (*rule)(const char *), const char *what, const char 
     if (rule(*bad)) fail_msg("accepted %s %s", what, *bad);
 }
 
+/* rule accepts a run of max 'a's and refuses one of max + 1. */
+static void length_bound(bool (*rule)(const char *), size_t max) {
+  char s[256];
+  assert_true(max + 1 < sizeof s);
+  memset(s, 'a', max + 1);
+  s[max + 1] = '\0';
+  assert_false(rule(s));
+  s[max] = '\0';
+  assert_true(rule(s));
+}
+
 static void plain_paths(void **state) {
   (void)state;
   static const char *const abs_ok[] = {"/a", "/a/b.txt", "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL};
@@ -37,18 +48,8 @@ static void names(void **state) {
   static const char *const tool_bad[] = {"", "run_code", "a b", "a.b", "a/b", NULL};
   rule_table(names_is_id, "id", id_ok, id_bad);
   rule_table(names_is_tool, "tool name", tool_ok, tool_bad);
-  char long_id[130];
-  memset(long_id, 'a', 129);
-  long_id[129] = '\0';
-  assert_false(names_is_id(long_id));
-  long_id[128] = '\0';
-  assert_true(names_is_id(long_id));
-  char long_tool[66];
-  memset(long_tool, 'a', 65);
-  long_tool[65] = '\0';
-  assert_false(names_is_tool(long_tool));
-  long_tool[64] = '\0';
-  assert_true(names_is_tool(long_tool));
+  length_bound(names_is_id, 128);
+  length_bound(names_is_tool, 64);
 }
 
 static void node_versions(void **state) {
