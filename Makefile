@@ -34,7 +34,7 @@ PROBE_SRC := $(wildcard probe/*.c)
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 COMMON_LIB := $(BUILD)/libcapsule-common.a
 BIN := $(BUILD)/bin
-GEN_PROBE := $(BUILD)/gen/cell_probe_js.h
+GEN_PROBE := $(BUILD)/gen/cell_loader_cjs.h
 
 # C unit tests (cmocka) of the pure boundary code: launch document and
 # bwrap argv, path and name rules, frame codec, inputSchema subset.
@@ -49,9 +49,9 @@ $(BUILD)/obj/%.o: %.c $(wildcard common/*.h host/*.h launcher/*.h) $(GEN_PROBE)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(GEN_PROBE): probe/cell-probe.mjs
+$(GEN_PROBE): probe/cell-loader.cjs
 	@mkdir -p $(dir $@)
-	cd probe && xxd -i -n cell_probe_js cell-probe.mjs > $(abspath $@)
+	cd probe && xxd -i -n cell_loader_cjs cell-loader.cjs > $(abspath $@)
 
 $(COMMON_LIB): $(call obj,$(COMMON_SRC))
 	@mkdir -p $(dir $@)

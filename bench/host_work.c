@@ -27,7 +27,7 @@ static const char descriptor_text[] =
 
 static void one_call(host *h, const json_t *descriptor) {
   cap_error err = {0};
-  char *doc = host_launch_doc(h, &h->probe_js, NULL, &err);
+  char *doc = host_launch_doc(h, &h->attest_guest, NULL, &err);
   if (!doc) return;
   launch_doc ld;
   if (launch_doc_parse(doc, strlen(doc), &ld, &err) == CAP_OK) {
@@ -94,8 +94,10 @@ int main(int argc, char **argv) {
   cap_error err = {0};
   if (runtime_scan("/usr/bin/node", &h.node, &err) != CAP_OK) return 2;
   snprintf(h.bwrap.path, sizeof h.bwrap.path, "/usr/bin/bwrap");
-  snprintf(h.probe_js.path, sizeof h.probe_js.path, "/tmp/dsh-capsule-bench/guest-0.mjs");
-  memset(h.probe_js.sha256, 'a', 64);
+  snprintf(h.attest_guest.path, sizeof h.attest_guest.path, "/tmp/dsh-capsule-bench/guest-0.mjs");
+  memset(h.attest_guest.sha256, 'a', 64);
+  snprintf(h.loader.path, sizeof h.loader.path, "/tmp/dsh-capsule-bench/cell-loader.cjs");
+  memset(h.loader.sha256, 'c', 64);
   memset(h.seccomp_sha256, 'b', 64);
   config_defaults(&h.cfg);
   h.permission_flag = "--experimental-permission";

@@ -26,6 +26,11 @@
 
 /* Paths inside the cell. */
 #define LAUNCH_NODE_DEST "/runtime/node"
+/* The host-owned loader every cell starts with, and the startup snapshot
+ * (built by the host with the attested Node and the cell's V8 flags) whose
+ * main function is that loader. */
+#define LAUNCH_LOADER_DEST "/tmp/.capsule/cell-loader.cjs"
+#define LAUNCH_SNAPSHOT_DEST "/runtime/snapshot.blob"
 #define LAUNCH_GUEST_DIR "/guest/"
 #define LAUNCH_GUEST_DEST LAUNCH_GUEST_DIR "guest.mjs"
 #define LAUNCH_WORKSPACE_DIR "/workspace/"

@@ -14,6 +14,8 @@ const char *launch_label_name(ld_label label) {
   case LD_RUNTIME: return "runtime";
   case LD_GUEST: return "guest";
   case LD_WORKSPACE_READ: return "workspace-read";
+  case LD_LOADER: return "loader";
+  case LD_SNAPSHOT: return "snapshot";
   }
   return "?";
 }
@@ -50,28 +52,40 @@ static cap_code parse_mount(const json_t *m, ld_mount *out, cap_error *err) {
   if (!json_is_object(m) || !sj_string(m, "label", &label,
                                        CAP_E_LAUNCH_DOC_INVALID, "mount", err))
     return BAD("launch document: mount must be an object with a label");
-  if (strcmp(label, "runtime") == 0 || strcmp(label, "guest") == 0) {
+  if (strcmp(label, "runtime") == 0 || strcmp(label, "guest") == 0 ||
+      strcmp(label, "loader") == 0 || strcmp(label, "snapshot") == 0) {
     static const char *const rt_keys[] = {"label", "source", "dest", "dev", "ino", NULL};
-    static const char *const guest_keys[] = {"label", "source", "dest", "dev", "ino", "sha256", NULL};
+    static const char *const hashed_keys[] = {"label", "source", "dest", "dev", "ino", "sha256", NULL};
     bool guest = strcmp(label, "guest") == 0;
-    out->label = guest ? LD_GUEST : LD_RUNTIME;
-    if (!sj_keys(m, guest ? guest_keys : rt_keys, guest ? guest_keys : rt_keys,
+    out->label = guest ? LD_GUEST
+                 : strcmp(label, "loader") == 0 ? LD_LOADER
+                 : strcmp(label, "snapshot") == 0 ? LD_SNAPSHOT
+                                                   : LD_RUNTIME;
+    bool hashed = out->label != LD_RUNTIME;
+    if (!sj_keys(m, hashed ? hashed_keys : rt_keys, hashed ? hashed_keys : rt_keys,
                  CAP_E_LAUNCH_DOC_INVALID, "launch mount", err) ||
         !sj_string(m, "source", &out->source, CAP_E_LAUNCH_DOC_INVALID, "mount", err) ||
         !sj_string(m, "dest", &out->dest, CAP_E_LAUNCH_DOC_INVALID, "mount", err))
       return err->code;
     if (!so_is_plain_absolute(out->source))
       return BAD("launch document: source \"%s\" is not a plain absolute path", out->source);
-    if (guest) {
+    if (hashed) {
       if (!sj_string(m, "sha256", &out->sha256, CAP_E_LAUNCH_DOC_INVALID, "mount", err))
         return err->code;
       if (!digest_is_sha256_hex(out->sha256))
-        return BAD("launch document: guest sha256 is not 64 lowercase hex digits");
+        return BAD("launch document: %s sha256 is not 64 lowercase hex digits", label);
+    }
+    /* The loader and the snapshot have one place each; Node's flags name it. */
+    if (out->label == LD_LOADER && strcmp(out->dest, LAUNCH_LOADER_DEST) != 0)
+      return BAD("launch document: loader dest must be " LAUNCH_LOADER_DEST);
+    if (out->label == LD_SNAPSHOT && strcmp(out->dest, LAUNCH_SNAPSHOT_DEST) != 0)
+      return BAD("launch document: snapshot dest must be " LAUNCH_SNAPSHOT_DEST);
+    if (guest) {
       const char *name = out->dest + strlen(LAUNCH_GUEST_DIR);
       if (strncmp(out->dest, LAUNCH_GUEST_DIR, strlen(LAUNCH_GUEST_DIR)) != 0 ||
           !so_is_plain_relative(name) || strchr(name, '/'))
         return BAD("launch document: guest dest must be /guest/<name>");
-    } else if (!runtime_dest_allowed(out->dest)) {
+    } else if (out->label == LD_RUNTIME && !runtime_dest_allowed(out->dest)) {
       return BAD("launch document: runtime dest \"%s\" is not allowed", out->dest);
     }
   } else if (strcmp(label, "workspace-read") == 0) {
@@ -181,7 +195,7 @@ cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
     BAD("launch document: too many mounts");
     goto fail;
   }
-  size_t i, guests = 0, nodes = 0;
+  size_t i, guests = 0, nodes = 0, loaders = 0, snapshots = 0;
   json_t *m;
   json_array_foreach(mounts, i, m) {
     ld_mount *lm = &doc->mounts[doc->mount_count];
@@ -192,11 +206,17 @@ cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
         goto fail;
       }
     if (lm->label == LD_GUEST) guests++;
+    if (lm->label == LD_LOADER) loaders++;
+    if (lm->label == LD_SNAPSHOT) snapshots++;
     if (lm->label == LD_RUNTIME && strcmp(lm->dest, LAUNCH_NODE_DEST) == 0) nodes++;
     doc->mount_count++;
   }
-  if (guests != 1 || nodes != 1) {
-    BAD("launch document needs exactly one guest and one %s mount", LAUNCH_NODE_DEST);
+  if (guests != 1 || nodes != 1 || loaders != 1) {
+    BAD("launch document needs exactly one guest, one loader and one %s mount", LAUNCH_NODE_DEST);
+    goto fail;
+  }
+  if (snapshots > 1) {
+    BAD("launch document: more than one snapshot");
     goto fail;
   }
   return CAP_OK;
@@ -220,7 +240,7 @@ static json_t *encode_mount(const ld_mount *m) {
   json_object_set_new(o, "label", json_string(launch_label_name(m->label)));
   json_object_set_new(o, "dev", json_integer((json_int_t)m->dev));
   json_object_set_new(o, "ino", json_integer((json_int_t)m->ino));
-  if (m->label == LD_GUEST) json_object_set_new(o, "sha256", json_string(m->sha256));
+  if (m->sha256) json_object_set_new(o, "sha256", json_string(m->sha256));
   return o;
 }
 

@@ -12,16 +12,16 @@
 #include "cap_error.h"
 #include "launch_contract.h"
 
-typedef enum { LD_RUNTIME, LD_GUEST, LD_WORKSPACE_READ } ld_label;
+typedef enum { LD_RUNTIME, LD_GUEST, LD_WORKSPACE_READ, LD_LOADER, LD_SNAPSHOT } ld_label;
 
 typedef struct {
   ld_label label;
-  const char *source; /* runtime, guest: absolute path without symlinks */
+  const char *source; /* runtime, guest, loader, snapshot: absolute path without symlinks */
   const char *root;   /* workspace-read: absolute workspace root */
   const char *path;   /* workspace-read: relative path below root */
   const char *dest;   /* path inside the cell */
   unsigned long long dev, ino;
-  const char *sha256; /* guest only */
+  const char *sha256; /* guest, loader, snapshot: the launcher re-hashes the file */
 } ld_mount;
 
 /* Per-process resource ceilings the launcher sets (setrlimit) before it

@@ -83,7 +83,8 @@ cap_code host_activate(host *h, cap_error *err) {
       return err->code;
   }
   json_object_set_new(h->timings, "staticChecksMs", json_integer(mono_ms() - t0));
-  if (host_attest(h, err)) return err->code;
+  /* With a capsule, the first describe cell is the attestation's cell probe. */
+  if ((h->cap_count ? host_attest_world(h, err) : host_attest(h, err))) return err->code;
   for (size_t i = 0; i < h->cap_count; i++)
     if (describe_cell(h, &h->caps[i], err)) return err->code;
   if (check_unique_tools(h, err)) return err->code;

@@ -17,7 +17,7 @@
 
 #include "cell.h"
 #include "world_view.h"
-#include "cell_probe_js.h"
+#include "cell_loader_cjs.h"
 #include "digest.h"
 #include "attest_report.h"
 #include "bwrap_diagnosis.h"
@@ -130,33 +130,41 @@ static cap_code classify_bwrap_failure(const cell *c, cap_error *err) {
   return cap_fail(err, d.code, "%s; fix: %s. bwrap said: %s", d.cause, d.fix, tail);
 }
 
-static cap_code cell_phase(host *h, json_t *report, cap_error *err) {
-  if (!h->probe_js.path[0] &&
-      staging_add(&h->stg, "cell-probe.mjs", cell_probe_js, cell_probe_js_len, &h->probe_js, err))
+/* Everything a cell needs staged that is not the guest: the loader, and
+ * the guest of an attestation-only cell (never loaded: the host sends no
+ * "load" to that cell). */
+static const char attest_only_guest[] = "// attestation-only cell: no guest is ever loaded\n";
+
+static cap_code stage_cell_files(host *h, cap_error *err) {
+  if (!h->loader.path[0] &&
+      staging_add(&h->stg, "cell-loader.cjs", cell_loader_cjs, cell_loader_cjs_len, &h->loader,
+                  err))
     return err->code;
+  if (!h->attest_guest.path[0] &&
+      staging_add(&h->stg, "attest-only.mjs", attest_only_guest, sizeof attest_only_guest - 1,
+                  &h->attest_guest, err))
+    return err->code;
+  return CAP_OK;
+}
+
+cap_code host_attest_cell(host *h, cell *c, cap_error *err) {
+  json_t *report = h->attesting;
   char challenge[65];
   if (!digest_random_hex(32, challenge)) return cap_fail(err, CAP_E_INTERNAL, "no randomness");
-  char *doc = host_launch_doc(h, &h->probe_js, NULL, err);
-  if (!doc) return err->code;
-  cell c;
-  cap_code rc = cell_start_launcher(&c, h->launcher, doc, &h->cfg.limits, err);
-  free(doc);
-  if (rc) return err->code;
   long long deadline = mono_ms() + h->cfg.limits.startup_timeout_ms;
   json_t *req = json_pack("{s:s,s:s}", "type", "attest", "challenge", challenge), *reply = NULL;
-  rc = cell_send(&c, req, deadline, CAP_E_CELL_START_TIMEOUT, err);
+  cap_code rc = cell_send(c, req, deadline, CAP_E_CELL_START_TIMEOUT, err);
   json_decref(req);
-  if (!rc) rc = cell_expect(&c, "attest.result", deadline, CAP_E_CELL_START_TIMEOUT, &reply, err);
+  if (!rc) rc = cell_expect(c, "loader.ready", deadline, CAP_E_CELL_START_TIMEOUT, NULL, err);
+  if (!rc) c->loader_ready = true;
+  if (!rc) rc = cell_expect(c, "attest.result", deadline, CAP_E_CELL_START_TIMEOUT, &reply, err);
   if (rc == CAP_E_CELL_EXITED) {
     cap_error classified = {0};
-    if (classify_bwrap_failure(&c, &classified)) *err = classified;
+    if (classify_bwrap_failure(c, &classified)) *err = classified;
     rc = err->code;
   }
   if (!rc) rc = attest_check_cell(h, reply, challenge, err);
-  if (!rc) rc = check_namespaces(&c, report, err);
-  if (!rc) rc = cell_shutdown(&c, err);
-  cap_code jr = cell_join(&c, err);
-  if (jr) rc = jr;
+  if (!rc) rc = check_namespaces(c, report, err);
   if (rc) {
     json_decref(reply);
     return as_attest_error(err, "cell");
@@ -164,12 +172,36 @@ static cap_code cell_phase(host *h, json_t *report, cap_error *err) {
   json_object_del(reply, "type");
   json_object_del(reply, "challenge");
   json_object_set_new(report, "cell", reply);
-  json_object_set_new(h->timings, "cellProbe", cell_timings_json(&c));
+  json_object_set_new(report, "nodeFlags",
+                      json_pack("{s:s,s:b,s:b}", "permission", h->permission_flag,
+                                "disableSigusr1", h->disable_sigusr1, "noAddons", 1));
+  json_object_set_new(report, "cellLoaderSha256", json_string(h->loader.sha256));
+  json_object_set_new(report, "seccompSha256", json_string(h->seccomp_sha256));
+  json_object_set_new(report, "ceilings", host_ceilings_report(&h->cfg.limits));
+  json_object_set_new(report, "cellWorld", json_pack("{s:s,s:b}", "hostname", LAUNCH_CELL_HOSTNAME,
+                                                "devWritable", 0));
+  h->attestation = report;
+  h->attesting = NULL;
   return CAP_OK;
 }
 
-cap_code host_attest(host *h, cap_error *err) {
-  if (h->attestation) return CAP_OK;
+cap_code host_attest_only_cell(host *h, cap_error *err) {
+  char *doc = host_launch_doc(h, &h->attest_guest, NULL, err);
+  if (!doc) return err->code;
+  cell c;
+  cap_code rc = cell_start_launcher(&c, h->launcher, doc, &h->cfg.limits, err);
+  free(doc);
+  if (rc) return err->code;
+  rc = host_attest_cell(h, &c, err);
+  if (!rc) rc = cell_shutdown(&c, err);
+  cap_code jr = cell_join(&c, err);
+  if (jr && !rc) rc = as_attest_error(err, "cell");
+  if (h->timings) json_object_set_new(h->timings, "cellProbe", cell_timings_json(&c));
+  return rc;
+}
+
+cap_code host_attest_world(host *h, cap_error *err) {
+  if (h->attestation || h->attesting) return CAP_OK;
   if (!h->timings) h->timings = json_object();
   long long t0 = mono_ms();
   const char *path = getenv("PATH");
@@ -179,6 +211,7 @@ cap_code host_attest(host *h, cap_error *err) {
   if (runtime_which(h->cfg.bubblewrap_command, path, &h->bwrap, CAP_E_BWRAP_NOT_FOUND, err))
     return err->code;
   if (seccomp_policy_digest(h->seccomp_sha256, err)) return err->code;
+  if (stage_cell_files(h, err)) return err->code;
   json_object_set_new(h->timings, "resolveMs", json_integer(mono_ms() - t0));
   json_t *report = json_object();
   json_object_set_new(report, "host", runtime_world_json());
@@ -187,18 +220,16 @@ cap_code host_attest(host *h, cap_error *err) {
   json_object_set_new(json_object_get(report, "host"), "bwrap", runtime_identity_json(&h->bwrap));
   json_object_set_new(json_object_get(report, "host"), "sharedObjects",
                       runtime_objects_json(&h->node));
-  if (world_phase(h, report, err) || cell_phase(h, report, err)) {
+  if (world_phase(h, report, err)) {
     json_decref(report);
     return err->code;
   }
-  json_object_set_new(report, "nodeFlags",
-                      json_pack("{s:s,s:b,s:b}", "permission", h->permission_flag,
-                                "disableSigusr1", h->disable_sigusr1, "noAddons", 1));
-  json_object_set_new(report, "cellProbeSha256", json_string(h->probe_js.sha256));
-  json_object_set_new(report, "seccompSha256", json_string(h->seccomp_sha256));
-  json_object_set_new(report, "ceilings", host_ceilings_report(&h->cfg.limits));
-  json_object_set_new(report, "cellWorld", json_pack("{s:s,s:b}", "hostname", LAUNCH_CELL_HOSTNAME,
-                                                "devWritable", 0));
-  h->attestation = report;
+  h->attesting = report;
+  return CAP_OK;
+}
+
+cap_code host_attest(host *h, cap_error *err) {
+  if (h->attestation) return CAP_OK;
+  if (host_attest_world(h, err) || host_attest_only_cell(h, err)) return err->code;
   return CAP_OK;
 }

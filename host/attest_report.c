@@ -55,7 +55,7 @@ static bool mounted_dest(const host *h, const char *path) {
 
 cap_code attest_check_cell(const host *h, const json_t *r, const char *challenge, cap_error *err) {
   static const char *const keys[] = {"type", "challenge", "version", "execPath", "sharedObjects",
-                                     "pid", "uid", "gid", "permissionModel", NULL};
+                                     "pid", "uid", "gid", "permissionModel", "snapshot", NULL};
   if (!sj_keys(r, keys, keys, CAP_E_ATTEST_OUTPUT_INVALID, "cell report", err)) return err->code;
   const char *got = json_string_value(json_object_get(r, "challenge"));
   if (!got || strcmp(got, challenge) != 0)
@@ -79,6 +79,12 @@ cap_code attest_check_cell(const host *h, const json_t *r, const char *challenge
       return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH,
                       "cell loaded %s, which is not a mounted runtime object", p);
   }
+  /* The loader must run from the snapshot exactly when the host mounted one. */
+  const json_t *snap = json_object_get(r, "snapshot");
+  if (!json_is_boolean(snap) || json_is_true(snap) != (h->snapshot.path[0] != '\0'))
+    return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "cell %s the startup snapshot the host %s",
+                    json_is_true(snap) ? "runs from" : "does not run from",
+                    h->snapshot.path[0] ? "mounted" : "did not mount");
   if (!json_is_true(json_object_get(r, "permissionModel")))
     return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "Node permission model is not active in the cell");
   return CAP_OK;

@@ -29,6 +29,7 @@ typedef struct cell {
   size_t status_len;
   char info_buf[1024];
   size_t info_len;
+  bool loader_ready; /* the loader's first frame has arrived */
   bool exited;
   int wait_status;
   bool joined;
@@ -52,7 +53,7 @@ cap_code cell_send(cell *c, const json_t *msg, long long deadline,
                    cap_code timeout_code, cap_error *err);
 cap_code cell_recv(cell *c, long long deadline, cap_code timeout_code,
                    json_t **out, cap_error *err);
-/* Receives a frame whose "type" must be `type`. */
+/* Receives a frame whose "type" must be `type` (out NULL: discarded). */
 cap_code cell_expect(cell *c, const char *type, long long deadline,
                      cap_code timeout_code, json_t **out, cap_error *err);
 /* Explicit shutdown handshake, then waits for a clean exit with no

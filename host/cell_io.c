@@ -257,15 +257,18 @@ cap_code cell_recv(cell *c, long long deadline, cap_code timeout_code, json_t **
 
 cap_code cell_expect(cell *c, const char *type, long long deadline, cap_code timeout_code,
                      json_t **out, cap_error *err) {
-  if (cell_recv(c, deadline, timeout_code, out, err)) return err->code;
-  const char *got = json_string_value(json_object_get(*out, "type"));
+  json_t *msg = NULL;
+  if (cell_recv(c, deadline, timeout_code, &msg, err)) return err->code;
+  const char *got = json_string_value(json_object_get(msg, "type"));
   if (!got || strcmp(got, type) != 0) {
     cap_fail(err, CAP_E_PROTOCOL_VIOLATION, "expected a \"%s\" message, got \"%s\"", type,
              got ? got : "(no type)");
-    json_decref(*out);
-    *out = NULL;
+    json_decref(msg);
+    if (out) *out = NULL;
     return err->code;
   }
+  if (out) *out = msg;
+  else json_decref(msg);
   return CAP_OK;
 }
 

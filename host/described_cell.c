@@ -1,5 +1,6 @@
-/* A fresh cell for one capsule, started and asked to describe itself:
- * the first step of every describe cell and every call cell. */
+/* A fresh cell for one capsule, started, told to load its guest and asked
+ * to describe itself: the first step of every describe cell and every call
+ * cell. */
 #include <stdlib.h>
 
 #include "cell.h"
@@ -16,11 +17,25 @@ cap_code host_described_cell(host *h, loaded_capsule *cap, cell *c, bool *starte
   free(doc);
   if (rc) return rc;
   *started = true;
-  long long deadline = mono_ms() + h->cfg.limits.startup_timeout_ms;
+  /* The first cell of an activation is also the attestation's cell probe:
+   * the loader answers before the guest exists. */
+  if (!h->attestation && host_attest_cell(h, c, err)) return err->code;
+  return cell_load_and_describe(c, reply, err);
+}
+
+cap_code cell_load_and_describe(cell *c, json_t **reply, cap_error *err) {
+  long long deadline = mono_ms() + c->lim->startup_timeout_ms;
+  /* Written together: the loader reads exactly the "load" frame, so
+   * "describe" waits in the pipe for the guest. */
+  json_t *load = json_pack("{s:s}", "type", "load");
   json_t *req = json_pack("{s:s,s:s}", "type", "describe", "protocol", MANIFEST_PROTOCOL);
-  rc = cell_send(c, req, deadline, CAP_E_CELL_START_TIMEOUT, err);
+  cap_code rc = cell_send(c, load, deadline, CAP_E_CELL_START_TIMEOUT, err);
+  if (!rc) rc = cell_send(c, req, deadline, CAP_E_CELL_START_TIMEOUT, err);
+  json_decref(load);
   json_decref(req);
+  if (!rc && !c->loader_ready)
+    rc = cell_expect(c, "loader.ready", deadline, CAP_E_CELL_START_TIMEOUT, NULL, err);
+  if (!rc) c->loader_ready = true;
   if (!rc) rc = cell_expect(c, "describe.result", deadline, CAP_E_CELL_START_TIMEOUT, reply, err);
   return rc;
 }
-

@@ -19,11 +19,14 @@ typedef struct {
   file_identity bwrap;
   runtime_view node;
   staging stg;
-  staged_file probe_js;
+  staged_file loader;       /* probe/cell-loader.cjs, every cell's entry */
+  staged_file attest_guest; /* the never-loaded guest of an attestation-only cell */
+  staged_file snapshot;     /* startup snapshot; path[0] == 0 while there is none */
   char node_version[64];
   char seccomp_sha256[65];
   const char *permission_flag;
   bool disable_sigusr1;
+  json_t *attesting;   /* the report between the world and the cell phase */
   json_t *attestation;
   loaded_capsule *caps;
   size_t cap_count;
@@ -33,8 +36,18 @@ typedef struct {
 
 /* Loads config (NULL: defaults), finds helpers, creates staging. */
 cap_code host_open(host *h, const char *config_path, cap_error *err);
-/* Resolves node and bwrap and runs both attestation phases. */
+/* Resolves node and bwrap and runs both attestation phases, the cell phase
+ * in an attestation-only cell. */
 cap_code host_attest(host *h, cap_error *err);
+/* The two phases apart (attest.c): the world phase (and staging of the
+ * loader), then the cell phase on a started cell whose loader has not
+ * loaded its guest: activation probes in the first capsule's describe cell. */
+struct cell;
+cap_code host_attest_world(host *h, cap_error *err);
+cap_code host_attest_cell(host *h, struct cell *c, cap_error *err);
+/* The cell phase in a cell whose guest is never loaded (`attest`, `doctor`):
+ * probe, shut down, join. */
+cap_code host_attest_only_cell(host *h, cap_error *err);
 /* Static checks, attestation, one describe cell per capsule; publishes
  * all or nothing. */
 cap_code host_activate(host *h, cap_error *err);
@@ -46,6 +59,9 @@ json_t *host_registry(const host *h);
 struct cell;
 cap_code host_described_cell(host *h, loaded_capsule *cap, struct cell *c, bool *started,
                              json_t **reply, cap_error *err);
+/* The second half of it, for a started cell whose loader waits: "load",
+ * then describe within startupTimeoutMs from now. */
+cap_code cell_load_and_describe(struct cell *c, json_t **reply, cap_error *err);
 /* The published descriptor of tool name, and (if cap) its capsule; NULL
  * when no activated capsule publishes it. */
 const json_t *host_find_tool(const host *h, const char *name, loaded_capsule **cap);

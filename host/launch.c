@@ -55,6 +55,14 @@ char *host_launch_doc(const host *h, const staged_file *guest, const loaded_caps
                                    .dev = o->source.dev, .ino = o->source.ino}, err);
   }
   if (!rc)
+    rc = add_mount(doc, (ld_mount){.label = LD_LOADER, .source = h->loader.path,
+                                   .dest = LAUNCH_LOADER_DEST, .dev = h->loader.dev,
+                                   .ino = h->loader.ino, .sha256 = h->loader.sha256}, err);
+  if (!rc && h->snapshot.path[0])
+    rc = add_mount(doc, (ld_mount){.label = LD_SNAPSHOT, .source = h->snapshot.path,
+                                   .dest = LAUNCH_SNAPSHOT_DEST, .dev = h->snapshot.dev,
+                                   .ino = h->snapshot.ino, .sha256 = h->snapshot.sha256}, err);
+  if (!rc)
     rc = add_mount(doc, (ld_mount){.label = LD_GUEST, .source = guest->path,
                                    .dest = LAUNCH_GUEST_DEST, .dev = guest->dev,
                                    .ino = guest->ino, .sha256 = guest->sha256}, err);

@@ -52,10 +52,12 @@ cap_code bwrap_argv_build(const launch_doc *doc, const int *mount_fds, int secco
   if (doc->tmpfs_bytes > 0) ok = ok && push(l, "--size") && push_num(l, doc->tmpfs_bytes);
   ok = ok && push(l, "--perms") && push(l, "0700") && push(l, "--tmpfs") && push(l, "/tmp");
   const char *guest_dest = NULL;
+  bool snapshot = false;
   for (size_t i = 0; i < doc->mount_count && ok; i++) {
     ok = push(l, "--ro-bind-fd") && push_num(l, mount_fds[i]) &&
          push(l, doc->mounts[i].dest);
     if (doc->mounts[i].label == LD_GUEST) guest_dest = doc->mounts[i].dest;
+    if (doc->mounts[i].label == LD_SNAPSHOT) snapshot = true;
   }
   /* The empty root itself becomes read-only once every mount point exists. */
   ok = ok && push(l, "--remount-ro") && push(l, "/");
@@ -67,9 +69,15 @@ cap_code bwrap_argv_build(const launch_doc *doc, const int *mount_fds, int secco
   ok = ok && push(l, "--chdir") && push(l, "/tmp");
   /* "--" so that nothing after it can be read as a bwrap option. */
   ok = ok && push(l, "--") && push(l, LAUNCH_NODE_DEST);
+  /* With the snapshot the loader is its main function; without it the
+   * loader is the entry script, read under the /tmp grant: a read grant of
+   * its own would be a third top-level grant, and Node 20 then lets the
+   * guest list "/" (see THREAT_MODEL). */
+  if (snapshot) ok = ok && push(l, "--snapshot-blob") && push(l, LAUNCH_SNAPSHOT_DEST);
   ok = ok && push(l, doc->permission_flag);
   /* Read permission: the guest artifact and workspace-read mounts only,
-   * derived from labels; /tmp is the cell's private scratch space. */
+   * derived from labels; /tmp is the cell's private scratch space (and
+   * holds the read-only loader). */
   ok = ok && push_joined(l, "--allow-fs-read=", guest_dest);
   for (size_t i = 0; i < doc->mount_count && ok; i++)
     if (doc->mounts[i].label == LD_WORKSPACE_READ)
@@ -82,7 +90,9 @@ cap_code bwrap_argv_build(const launch_doc *doc, const int *mount_fds, int secco
     snprintf(mb, sizeof mb, "%lld", doc->max_old_space_mb);
     ok = ok && push_joined(l, "--max-old-space-size=", mb);
   }
-  ok = ok && push(l, "--") && push(l, guest_dest);
+  ok = ok && push(l, "--");
+  if (!snapshot) ok = ok && push(l, LAUNCH_LOADER_DEST);
+  ok = ok && push(l, guest_dest);
   if (!ok) {
     argv_list_free(l);
     return cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "bwrap argv too long");

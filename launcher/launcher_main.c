@@ -62,13 +62,14 @@ static int open_verified(int dirfd, const char *path, unsigned long long dev,
   return fd;
 }
 
-static bool guest_digest_matches(int path_fd, const char *expected, cap_error *err) {
+/* Guest, loader and snapshot: the bytes must be the ones the host hashed. */
+static bool digest_matches(int path_fd, const char *expected, const char *what, cap_error *err) {
   char proc[64];
   snprintf(proc, sizeof proc, "/proc/self/fd/%d", path_fd);
   /* Reopening the O_PATH descriptor reaches the same inode, not a path. */
   int fd = open(proc, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    cap_fail(err, CAP_E_LAUNCH_SOURCE_MISMATCH, "cannot reopen guest artifact");
+    cap_fail(err, CAP_E_LAUNCH_SOURCE_MISMATCH, "cannot reopen the staged %s", what);
     return false;
   }
   char *buf = NULL;
@@ -78,7 +79,7 @@ static bool guest_digest_matches(int path_fd, const char *expected, cap_error *e
   char hex[SHA256_HEX_LEN + 1];
   bool ok = rc == SO_READ_OK && digest_sha256_hex(buf, len, hex) && strcmp(hex, expected) == 0;
   free(buf);
-  if (!ok) cap_fail(err, CAP_E_LAUNCH_SOURCE_MISMATCH, "staged guest artifact digest changed");
+  if (!ok) cap_fail(err, CAP_E_LAUNCH_SOURCE_MISMATCH, "staged %s digest changed", what);
   return ok;
 }
 
@@ -145,7 +146,8 @@ int main(void) {
       close(root);
     } else {
       fd = open_verified(AT_FDCWD, m->source, m->dev, m->ino, launch_label_name(m->label), &err);
-      if (fd >= 0 && m->label == LD_GUEST && !guest_digest_matches(fd, m->sha256, &err)) fd = -1;
+      if (fd >= 0 && m->sha256 && !digest_matches(fd, m->sha256, launch_label_name(m->label), &err))
+        fd = -1;
     }
     if (fd < 0) report_and_exit(&err);
     mount_fds[i] = fd;

@@ -53,12 +53,17 @@ def base_document(lab):
     doc["seccompSha256"] = seccomp_digest(lab)
     by_label = {m["label"]: m for m in reversed(doc["mounts"])}  # the first of each label
     runtime, guest_mount, workspace = by_label["runtime"], by_label["guest"], by_label["workspace-read"]
+    loader_mount = by_label["loader"]
+    loader = lab.tmp / "cell-loader.cjs"
+    loader.write_bytes((REPO / "probe" / "cell-loader.cjs").read_bytes())
+    loader_mount.update(source=str(loader), sha256=hashlib.sha256(loader.read_bytes()).hexdigest(),
+                        **identity(loader))
     runtime.update(source=node, **identity(node))
     guest_mount.update(source=str(guest), sha256=hashlib.sha256(guest.read_bytes()).hexdigest(),
                        **identity(guest))
     workspace.update(root=str(ws), path="ref/file.txt", dest="/workspace/ref/file.txt",
                      **identity(ws / "ref" / "file.txt"))
-    doc["mounts"] = [runtime, guest_mount, workspace]  # mutations index them 0, 1, 2
+    doc["mounts"] = [runtime, guest_mount, workspace, loader_mount]  # mutations index them 0-3
     return doc
 
 
@@ -80,6 +85,8 @@ def mutate(doc, lab, m):
         del doc["mounts"][m["index"]]
     elif kind == "guest-bytes-changed":
         guest.write_text("// swapped after staging\n")  # same inode, new bytes
+    elif kind == "loader-bytes-changed":
+        (lab.tmp / "cell-loader.cjs").write_text("// swapped after staging\n")  # same inode
     elif kind == "guest-replaced":
         # Keep the old inode alive so the new file cannot reuse its number.
         os.rename(guest, lab.tmp / "old-guest.mjs")

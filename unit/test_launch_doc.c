@@ -17,6 +17,8 @@
   "\"ceilings\":{\"memoryBytes\":268435456,\"cpuSeconds\":10,\"fileBytes\":1048576,"        \
   "\"openFiles\":128},\"mounts\":["                                                         \
   "{\"label\":\"runtime\",\"source\":\"/usr/bin/node\",\"dest\":\"/runtime/node\",\"dev\":1,\"ino\":3}," \
+  "{\"label\":\"loader\",\"source\":\"/s/cell-loader.cjs\",\"dest\":\"/tmp/.capsule/cell-loader.cjs\"," \
+  "\"dev\":1,\"ino\":6,\"sha256\":\"" SHA "\"},"                                            \
   "{\"label\":\"guest\",\"source\":\"/s/guest-0.mjs\",\"dest\":\"/guest/guest.mjs\",\"dev\":1," \
   "\"ino\":4,\"sha256\":\"" SHA "\"},"                                                      \
   "{\"label\":\"workspace-read\",\"root\":\"/ws\",\"path\":\"ref/a.txt\","                  \
@@ -33,10 +35,11 @@ static void valid_document_is_accepted(void **state) {
   (void)state;
   launch_doc doc;
   assert_int_equal(parse_text(VALID, &doc), CAP_OK);
-  assert_int_equal(doc.mount_count, 3);
+  assert_int_equal(doc.mount_count, 4);
   assert_int_equal(doc.ceilings.memory_bytes, 268435456);
   assert_int_equal(doc.ceilings.open_files, 128);
-  assert_int_equal(doc.mounts[2].label, LD_WORKSPACE_READ);
+  assert_int_equal(doc.mounts[1].label, LD_LOADER);
+  assert_int_equal(doc.mounts[3].label, LD_WORKSPACE_READ);
   launch_doc_free(&doc);
 }
 
@@ -57,6 +60,11 @@ static void mutations_are_refused(void **state) {
       {"\"source\":\"/usr/bin/node\"", "\"source\":\"usr/bin/node\""},
       {"\"ino\":3", "\"ino\":-3"},
       {"\"disableSigusr1\":false", "\"disableSigusr1\":0"},
+      /* The loader has one place, must be hashed, and cannot be left out. */
+      {"\"/tmp/.capsule/cell-loader.cjs\"", "\"/runtime/loader.cjs\""},
+      {"\"ino\":6,\"sha256\":\"" SHA "\"", "\"ino\":6"},
+      {"\"label\":\"loader\"", "\"label\":\"runtime\""},
+      {"\"label\":\"loader\"", "\"label\":\"snapshot\""},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     const char *at = strstr(VALID, rows[i][0]);
@@ -87,7 +95,7 @@ static void bwrap_argv_is_exact(void **state) {
   (void)state;
   launch_doc doc;
   assert_int_equal(parse_text(VALID, &doc), CAP_OK);
-  int fds[3] = {10, 11, 12};
+  int fds[4] = {10, 9, 11, 12};
   argv_list l;
   cap_error err = {0};
   assert_int_equal(bwrap_argv_build(&doc, fds, 13, &l, &err), CAP_OK);
@@ -96,13 +104,13 @@ static void bwrap_argv_is_exact(void **state) {
       "--die-with-parent", "--new-session", "--clearenv", "--setenv", "HOME", "/tmp", "--setenv",
       "PATH", "/runtime", "--hostname", "capsule", "--proc", "/proc", "--dev", "/dev", "--size",
       "65536", "--perms", "0700", "--tmpfs", "/tmp", "--ro-bind-fd", "10", "/runtime/node",
-      "--ro-bind-fd", "11", "/guest/guest.mjs", "--ro-bind-fd", "12", "/workspace/ref/a.txt",
+      "--ro-bind-fd", "9", "/tmp/.capsule/cell-loader.cjs", "--ro-bind-fd", "11", "/guest/guest.mjs", "--ro-bind-fd", "12", "/workspace/ref/a.txt",
       "--remount-ro", "/", "--remount-ro", "/dev", "--info-fd", "5", "--seccomp", "13", "--chdir",
       "/tmp", "--", "/runtime/node", "--experimental-permission",
       "--allow-fs-read=/guest/guest.mjs", "--allow-fs-read=/workspace/ref/a.txt",
       "--allow-fs-read=/tmp/*", "--allow-fs-write=/tmp/*", "--no-addons",
       "--disable-warning=ExperimentalWarning", "--max-old-space-size=64", "--",
-      "/guest/guest.mjs", NULL};
+      "/tmp/.capsule/cell-loader.cjs", "/guest/guest.mjs", NULL};
   size_t n = 0;
   for (; want[n]; n++) {
     assert_non_null(l.items[n]);
@@ -179,7 +187,7 @@ static void rfc_example_parses(void **state) {
   *end = '\0';
   launch_doc doc;
   assert_int_equal(parse_text(start, &doc), CAP_OK);
-  assert_int_equal(doc.mount_count, 4);
+  assert_int_equal(doc.mount_count, 6);
   launch_doc_free(&doc);
 }
 

@@ -26,7 +26,7 @@ WORK=${WORK:-$(mktemp -d)}
 mkdir -p "$OUT" "$WORK/obj" "$WORK/gen"
 
 # The embedded cell probe (host/attest.c includes it), as the Makefile makes it.
-(cd "$ROOT/probe" && xxd -i -n cell_probe_js cell-probe.mjs > "$WORK/gen/cell_probe_js.h")
+(cd "$ROOT/probe" && xxd -i -n cell_loader_cjs cell-loader.cjs > "$WORK/gen/cell_loader_cjs.h")
 
 # Every harness links the code capsule-host itself links (fuzz_mcp drives
 # serve's dispatch and scheduler), compiled once.
