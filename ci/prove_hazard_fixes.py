@@ -4,6 +4,7 @@ just that fix, rebuild, and require that the cases guarding it now FAIL
 (and pass on the unmodified tree). A case is a corpus id (family/name) or a
 pytest node id (file::test). Prints a table; exits 1 if any case survives
 its fix's removal. Run: make prove-fixes"""
+import os
 import re
 import shutil
 import subprocess
@@ -79,7 +80,7 @@ REVERTS = [
      "fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK);", "",
      ["pytest/test_containment.py::test_sigterm_with_a_client_that_never_reads"]),
     ("queued calls expire (queueTimeoutMs)", "host/serve.c",
-     "int timeout = expire_queued(&s);", "int timeout = -1; (void)expire_queued;",
+     "int timeout = expire_queued(&s), warm_due", "(void)expire_queued; int timeout = -1, warm_due",
      ["serve/queue-timeout", "pytest/test_containment.py::test_queued_call_times_out_on_time"]),
     ("re-encoded verdict checked in the supervisor", "host/call_supervisor.c",
      "if (got > limit) {", "if (got > limit && 0) {",
@@ -116,6 +117,26 @@ REVERTS = [
     ("DSH row registers all or nothing", "dsh/index.mjs",
      "  } catch (error) {\n    withdraw();\n    await stopHost();\n", "  } catch (error) {\n    await stopHost();\n",
      ["pytest/test_dsh.py::test_tool_name_dsh_already_has_registers_nothing"]),
+    # The cell loader, warm cells and the startup snapshot (issue 15).
+    ("launcher rehashes the loader and the snapshot, not only the guest", "launcher/launcher_main.c",
+     "if (fd >= 0 && m->sha256 && !digest_matches(", "if (fd >= 0 && m->label == LD_GUEST && !digest_matches(",
+     ["launch/loader-bytes-changed", "serve/snapshot-tampered"]),
+    ("every launch document carries the host's loader", "common/launch_doc.c",
+     "if (guests != 1 || nodes != 1 || loaders != 1) {", "if (guests != 1 || nodes != 1 || loaders > 1) {",
+     ["launch/no-loader"]),
+    ("loader read under the /tmp grant (no third grant: Node 20 would list /)", "launcher/bwrap_argv.c",
+     "  ok = ok && push(l, doc->permission_flag);\n",
+     "  ok = ok && push(l, doc->permission_flag) && push_joined(l, \"--allow-fs-read=\", LAUNCH_LOADER_DEST);\n",
+     ["guests/list-root"]),
+    ("warm cell re-checks the workspace when its call arrives", "host/host_call.c",
+     "  if (!rc) rc = capsule_workspace_unchanged(cap, err);\n", "",
+     ["serve/warm-workspace-replaced-while-waiting"]),
+    ("an idle warm cell that dies is noticed before it takes a call", "host/warm_cell.c",
+     "    if (p[1].revents || p[2].revents) {", "    if (0) {",
+     ["serve/warm-cell-killed-while-idle"]),
+    ("supervisors close the other warm cells' assignment pipes", "host/call_supervisor.c",
+     "  close_all_but(keep, sizeof keep / sizeof keep[0]);\n", "  (void)keep;\n  (void)close_all_but;\n",
+     ["serve/warm-shutdown-with-idle-cells"]),
 ]
 
 
@@ -164,17 +185,20 @@ def run_cases(tree, cases):
 
 
 def main():
+    # PROVE_ONLY=<regex> proves only the fixes whose name matches (local runs).
+    only = os.environ.get("PROVE_ONLY")
+    reverts = [r for r in REVERTS if not only or re.search(only, r[0])]
     rows, survivors = [], []
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "base"
         shutil.copytree(REPO, base, ignore=shutil.ignore_patterns("build", "node_modules", ".git"))
         subprocess.run(["make", "-s", "-C", str(base), "-j2"], check=True, capture_output=True)
-        all_cases = sorted({c for r in REVERTS for c in r[4]})
+        all_cases = sorted({c for r in reverts for c in r[4]})
         failed, p = run_cases(base, all_cases)
         if failed or p.returncode != 0:
             print(p.stdout[-3000:])
             sys.exit("cases fail on the unmodified tree: " + ", ".join(sorted(failed)))
-        for fix, path, old, new, cases in REVERTS:
+        for fix, path, old, new, cases in reverts:
             tree = Path(tmp) / "mutant"
             if tree.exists():
                 shutil.rmtree(tree)

@@ -24,6 +24,7 @@
 #include "host.h"
 #include "launch_doc.h"
 #include "seccomp_policy.h"
+#include "snapshot.h"
 #include "strict_json.h"
 #include "clock.h"
 #include "node_version.h"
@@ -176,6 +177,7 @@ cap_code host_attest_cell(host *h, cell *c, cap_error *err) {
                       json_pack("{s:s,s:b,s:b}", "permission", h->permission_flag,
                                 "disableSigusr1", h->disable_sigusr1, "noAddons", 1));
   json_object_set_new(report, "cellLoaderSha256", json_string(h->loader.sha256));
+  json_object_set_new(report, "startupSnapshot", snapshot_not_built_json());
   json_object_set_new(report, "seccompSha256", json_string(h->seccomp_sha256));
   json_object_set_new(report, "ceilings", host_ceilings_report(&h->cfg.limits));
   json_object_set_new(report, "cellWorld", json_pack("{s:s,s:b}", "hostname", LAUNCH_CELL_HOSTNAME,

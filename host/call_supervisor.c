@@ -12,13 +12,69 @@
 
 #include "cell.h"
 #include "safe_open.h"
+#include "snapshot.h"
+#include "warm_cell.h"
 
 static void on_cancel(int sig) {
   (void)sig;
   cell_cancel_requested = 1;
 }
 
-static void supervise(host *h, const char *tool, const json_t *input, int out, pid_t parent) {
+/* What a supervisor runs: a call in a fresh cell, or a warm cell of one
+ * capsule that waits for its call on the assignment pipe. */
+typedef struct {
+  const char *tool;
+  const json_t *input;
+  size_t warm_cap; /* warm when assign_fd >= 0 */
+  int assign_fd;
+  bool snapshot; /* the startup snapshot job (snapshot.c) */
+} supervised_job;
+
+static json_t *error_verdict(const char *code, const char *message) {
+  return json_pack("{s:b,s:{s:s,s:s}}", "ok", 0, "error", "code", code, "message", message);
+}
+
+static json_t *run_job(host *h, const supervised_job *job) {
+  cap_error err = {0};
+  json_t *result = NULL;
+  cap_code rc;
+  if (job->snapshot) return snapshot_job(h);
+  if (job->assign_fd >= 0) {
+    warm_outcome outcome = warm_cell_run(h, job->warm_cap, job->assign_fd, &result, &err);
+    if (outcome == WARM_RECYCLED) return json_pack("{s:b,s:b}", "ok", 0, "recycled", 1);
+    rc = outcome == WARM_CALL_OK ? CAP_OK : err.code;
+    if (outcome == WARM_IDLE_FAILED) {
+      json_t *v = error_verdict(cap_code_name(err.code), err.message);
+      json_object_set_new(v, "idle", json_true());
+      return v;
+    }
+  } else {
+    rc = host_call(h, job->tool, job->input, &result, &err);
+  }
+  if (rc == CAP_OK) return json_pack("{s:b,s:o}", "ok", 1, "result", result);
+  return error_verdict(cap_code_name(err.code), err.message);
+}
+
+/* A forked supervisor keeps only what it needs: every other descriptor of
+ * the serving host (above all the other warm cells' assignment pipes, whose
+ * end of input must reach them) is closed. */
+static void close_all_but(int *keep, size_t n) {
+  for (size_t i = 1; i < n; i++) /* insertion sort: n is tiny */
+    for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+      int t = keep[j];
+      keep[j] = keep[j - 1];
+      keep[j - 1] = t;
+    }
+  unsigned lo = 3;
+  for (size_t i = 0; i < n; i++) {
+    if (keep[i] < (int)lo) continue;
+    if ((unsigned)keep[i] > lo) syscall(SYS_close_range, lo, (unsigned)keep[i] - 1, 0);
+    lo = (unsigned)keep[i] + 1;
+  }
+  syscall(SYS_close_range, lo, ~0U, 0);
+}
+
+static void supervise(host *h, const supervised_job *job, int out, pid_t parent) {
   /* A SIGKILLed host takes its supervisors with it, and each supervisor's
    * death kills its launcher/bwrap (their own PDEATHSIG): no cell outlives
    * the host. The getppid check closes the window before prctl. */
@@ -30,17 +86,13 @@ static void supervise(host *h, const char *tool, const json_t *input, int out, p
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
+  int keep[] = {out, job->assign_fd, h->stg.dirfd, h->stg.lockfd};
+  close_all_but(keep, sizeof keep / sizeof keep[0]);
   /* stdout belongs to the MCP stream; stdin to the serve loop. */
   int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
   dup2(devnull, 0);
   dup2(devnull, 1);
-  cap_error err = {0};
-  json_t *result = NULL, *verdict;
-  if (host_call(h, tool, input, &result, &err) == CAP_OK)
-    verdict = json_pack("{s:b,s:o}", "ok", 1, "result", result);
-  else
-    verdict = json_pack("{s:b,s:{s:s,s:s}}", "ok", 0, "error", "code", cap_code_name(err.code),
-                        "message", err.message);
+  json_t *verdict = run_job(h, job);
   char *text = verdict ? json_dumps(verdict, JSON_COMPACT) : NULL;
   /* A result within maxFrameBytes can re-encode longer (jansson prints
    * every double with 17 digits): the documented code, not INTERNAL. */
@@ -52,8 +104,7 @@ static void supervise(host *h, const char *tool, const json_t *input, int out, p
     char msg[200];
     snprintf(msg, sizeof msg, "the call result re-encodes to %zu bytes, more than 2 x "
              "maxFrameBytes (%zu)", got, limit);
-    verdict = json_pack("{s:b,s:{s:s,s:s}}", "ok", 0, "error", "code", "FRAME_TOO_LARGE",
-                        "message", msg);
+    verdict = error_verdict("FRAME_TOO_LARGE", msg);
     text = verdict ? json_dumps(verdict, JSON_COMPACT) : NULL;
   }
   json_decref(verdict);
@@ -61,24 +112,40 @@ static void supervise(host *h, const char *tool, const json_t *input, int out, p
   _exit(text ? 0 : 1); /* no atexit: staging belongs to the serving parent */
 }
 
-cap_code supervisor_start(host *h, const char *tool, const json_t *input, call_supervisor *s,
-                          cap_error *err) {
+static cap_code start_job(host *h, supervised_job *job, call_supervisor *s, cap_error *err) {
   memset(s, 0, sizeof *s);
-  int p[2];
+  s->assign_fd = -1;
+  int p[2], a[2] = {-1, -1};
   if (pipe2(p, O_CLOEXEC) != 0)
     return cap_fail(err, CAP_E_LAUNCH_FAILED, "pipe: %s", strerror(errno));
+  if (job->assign_fd >= 0 && pipe2(a, O_CLOEXEC) != 0) {
+    close(p[0]);
+    close(p[1]);
+    return cap_fail(err, CAP_E_LAUNCH_FAILED, "pipe: %s", strerror(errno));
+  }
   pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     close(p[0]);
     close(p[1]);
+    if (a[0] >= 0) {
+      close(a[0]);
+      close(a[1]);
+    }
     return cap_fail(err, CAP_E_LAUNCH_FAILED, "fork: %s", strerror(errno));
   }
   if (pid == 0) {
     close(p[0]);
-    supervise(h, tool, input, p[1], parent);
+    if (a[1] >= 0) close(a[1]);
+    job->assign_fd = a[0];
+    supervise(h, job, p[1], parent);
   }
   close(p[1]);
+  if (a[0] >= 0) {
+    close(a[0]);
+    s->assign_fd = a[1];
+    fcntl(s->assign_fd, F_SETFL, O_NONBLOCK);
+  }
   s->pid = pid;
   s->result_fd = p[0];
   fcntl(s->result_fd, F_SETFL, O_NONBLOCK);
@@ -87,10 +154,47 @@ cap_code supervisor_start(host *h, const char *tool, const json_t *input, call_s
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     close(s->result_fd);
+    if (s->assign_fd >= 0) close(s->assign_fd);
     return cap_fail(err, CAP_E_LAUNCH_FAILED, "pidfd_open: %s", strerror(errno));
   }
   fcntl(s->pidfd, F_SETFD, FD_CLOEXEC);
   return CAP_OK;
+}
+
+cap_code supervisor_start(host *h, const char *tool, const json_t *input, call_supervisor *s,
+                          cap_error *err) {
+  supervised_job job = {.tool = tool, .input = input, .assign_fd = -1};
+  return start_job(h, &job, s, err);
+}
+
+cap_code supervisor_start_warm(host *h, size_t cap_index, call_supervisor *s, cap_error *err) {
+  supervised_job job = {.warm_cap = cap_index, .assign_fd = 0 /* made by start_job */};
+  return start_job(h, &job, s, err);
+}
+
+cap_code supervisor_start_snapshot(host *h, call_supervisor *s, cap_error *err) {
+  supervised_job job = {.assign_fd = -1, .snapshot = true};
+  return start_job(h, &job, s, err);
+}
+
+bool supervisor_assign(call_supervisor *s, const char *tool, const json_t *input) {
+  json_t *a = json_pack("{s:s,s:O}", "tool", tool, "input", input);
+  char *text = a ? json_dumps(a, JSON_COMPACT) : NULL;
+  json_decref(a);
+  if (!text) return false;
+  size_t len = strlen(text);
+  /* One write the pipe takes whole, or no warm cell: the loop never blocks. */
+  ssize_t n = len < WARM_ASSIGNMENT_MAX ? write(s->assign_fd, text, len) : -1;
+  free(text);
+  if (n != (ssize_t)len) return false;
+  close(s->assign_fd); /* EOF ends the assignment */
+  s->assign_fd = -1;
+  return true;
+}
+
+void supervisor_recycle(call_supervisor *s) {
+  if (s->assign_fd >= 0) close(s->assign_fd); /* EOF without a call: shut down */
+  s->assign_fd = -1;
 }
 
 bool supervisor_read(call_supervisor *s, size_t max) {
@@ -140,6 +244,8 @@ void supervisor_finish(call_supervisor *s) {
   int status;
   while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR) {
   }
+  if (s->assign_fd >= 0) close(s->assign_fd);
+  s->assign_fd = -1;
   close(s->pidfd);
   close(s->result_fd);
   free(s->buf);

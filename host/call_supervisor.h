@@ -17,6 +17,7 @@ typedef struct {
   pid_t pid;
   int pidfd;
   int result_fd;
+  int assign_fd; /* a warm cell's assignment pipe (parent's end); -1 otherwise */
   char *buf;
   size_t len;
   bool overflow; /* more than the verdict limit arrived: the rest is discarded */
@@ -25,6 +26,17 @@ typedef struct {
 
 cap_code supervisor_start(host *h, const char *tool, const json_t *input, call_supervisor *s,
                           cap_error *err);
+/* A warm cell of capsule cap_index (warm_cell.c): started now, given its one
+ * call later by supervisor_assign; its verdict is that call's. */
+cap_code supervisor_start_warm(host *h, size_t cap_index, call_supervisor *s, cap_error *err);
+/* The startup snapshot job (snapshot.c); its verdict goes to snapshot_adopt. */
+cap_code supervisor_start_snapshot(host *h, call_supervisor *s, cap_error *err);
+/* Writes the call and closes the pipe; false (nothing written) when the
+ * call does not fit the pipe in one non-blocking write: run it cold. */
+bool supervisor_assign(call_supervisor *s, const char *tool, const json_t *input);
+/* Closes the assignment pipe of a warm cell that got no call: it shuts its
+ * cell down and exits with {"ok":false,"recycled":true}. */
+void supervisor_recycle(call_supervisor *s);
 /* The largest verdict a supervisor writes: a result re-encoded by the host
  * may not exceed 2 x maxFrameBytes (the supervisor checks), plus room for
  * the envelope and an error verdict. */

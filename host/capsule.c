@@ -261,3 +261,24 @@ void capsule_free(loaded_capsule *c) {
   json_decref(c->descriptor);
   c->descriptor = NULL;
 }
+
+cap_code capsule_workspace_unchanged(const loaded_capsule *cap, cap_error *err) {
+  if (cap->file_count == 0) return CAP_OK;
+  int root = so_open(AT_FDCWD, cap->cfg->workspace_root, O_PATH | O_DIRECTORY);
+  if (root < 0)
+    return cap_fail(err, CAP_E_LAUNCH_SOURCE_MISMATCH, "workspace root %s: %s",
+                    cap->cfg->workspace_root, strerror(errno));
+  cap_code rc = CAP_OK;
+  for (size_t i = 0; !rc && i < cap->file_count; i++) {
+    const workspace_file *f = &cap->files[i];
+    struct stat st;
+    int fd = so_open_regular(root, f->path, &st);
+    if (fd >= 0) close(fd);
+    if (fd < 0 || (unsigned long long)st.st_dev != f->dev || (unsigned long long)st.st_ino != f->ino)
+      rc = cap_fail(err, CAP_E_LAUNCH_SOURCE_MISMATCH,
+                    "workspace file %s is not the file the warm cell's launcher verified "
+                    "(replaced, removed or not regular)", f->path);
+  }
+  close(root);
+  return rc;
+}

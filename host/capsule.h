@@ -51,4 +51,9 @@ cap_code capsule_admit_bundle(const char *path, const capsule_config *policy,
                               char *hex, cap_error *err);
 void capsule_free(loaded_capsule *c);
 
+/* Every workspace grant still resolves (beneath the root, no symlinks) to
+ * the regular file admitted at activation (same dev/inode); otherwise
+ * LAUNCH_SOURCE_MISMATCH, as the launcher says for a cold cell. */
+cap_code capsule_workspace_unchanged(const loaded_capsule *cap, cap_error *err);
+
 #endif

@@ -50,6 +50,10 @@ static const limit_field limit_fields[] = {
     LIMIT("maxCellCpuSeconds", max_cell_cpu_seconds, 60, 1, 86400),
     LIMIT("maxCellFileBytes", max_cell_file_bytes, 16777216, 1, 1LL << 40),
     LIMIT("maxCellOpenFiles", max_cell_open_files, 256, LAUNCH_MIN_OPEN_FILES, 1 << 20),
+    /* serve: cells started ahead of a call (launcher, bwrap, Node, loader;
+     * no guest code) per capsule, and how long one may wait unused. */
+    LIMIT("warmCellsPerCapsule", warm_cells_per_capsule, 1, 0, 16),
+    LIMIT("warmCellMaxIdleMs", warm_cell_max_idle_ms, 60000, 100, 86400000),
 };
 /* Node itself maps about 60 MiB of private data before the heap grows. */
 #define CELL_MEMORY_HEADROOM_MB 64

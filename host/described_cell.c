@@ -1,6 +1,6 @@
 /* A fresh cell for one capsule, started, told to load its guest and asked
  * to describe itself: the first step of every describe cell and every call
- * cell. */
+ * cell (a warm cell starts the same way and is told to load later). */
 #include <stdlib.h>
 
 #include "cell.h"

@@ -45,8 +45,8 @@ cap_code host_attest(host *h, cap_error *err);
 struct cell;
 cap_code host_attest_world(host *h, cap_error *err);
 cap_code host_attest_cell(host *h, struct cell *c, cap_error *err);
-/* The cell phase in a cell whose guest is never loaded (`attest`, `doctor`):
- * probe, shut down, join. */
+/* The cell phase in a cell whose guest is never loaded (`attest`, `doctor`,
+ * the startup snapshot's check): probe, shut down, join. */
 cap_code host_attest_only_cell(host *h, cap_error *err);
 /* Static checks, attestation, one describe cell per capsule; publishes
  * all or nothing. */
@@ -68,6 +68,11 @@ const json_t *host_find_tool(const host *h, const char *name, loaded_capsule **c
 /* One tool call in a fresh cell; *result is {"isError":..., ...}. */
 cap_code host_call(host *h, const char *tool, const json_t *input, json_t **result,
                    cap_error *err);
+/* The same call in a warm cell of cap: started ahead of the call, its
+ * loader waiting for "load". Checks as host_call, then that every
+ * workspace grant is still the file the cell's launcher verified. */
+cap_code host_call_in_warm_cell(host *h, loaded_capsule *cap, struct cell *c, const char *tool,
+                                const json_t *input, json_t **result, cap_error *err);
 void host_close(host *h);
 
 /* Launch document for a guest artifact; cap may be NULL (the cell probe). */

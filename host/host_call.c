@@ -1,6 +1,7 @@
 /* One tool call: find the tool, check its input before any cell exists,
- * then a fresh cell that must describe exactly what activation admitted,
- * one call, shutdown, exact join. */
+ * then a fresh cell (started now, or a warm one started ahead whose loader
+ * has not loaded the guest) that must describe exactly what activation
+ * admitted, one call, shutdown, exact join. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -25,23 +26,25 @@ const json_t *host_find_tool(const host *h, const char *name, loaded_capsule **c
   return NULL;
 }
 
-cap_code host_call(host *h, const char *tool, const json_t *input, json_t **result,
-                   cap_error *err) {
-  *result = NULL;
-  loaded_capsule *cap = NULL;
-  const json_t *desc = host_find_tool(h, tool, &cap);
+/* Everything checked before a cell is asked anything: the tool exists,
+ * its input is within the JSON limits and its schema. */
+static cap_code check_call(const host *h, const char *tool, const json_t *input,
+                           loaded_capsule **cap, cap_error *err) {
+  const json_t *desc = host_find_tool(h, tool, cap);
   if (!desc) return cap_fail(err, CAP_E_TOOL_NOT_FOUND, "no published tool is named \"%s\"", tool);
   sj_limits jl = {(size_t)h->cfg.limits.max_json_depth, (size_t)h->cfg.limits.max_json_nodes};
   if (!sj_within(input, &jl))
     return cap_fail(err, CAP_E_JSON_LIMIT, "tool input exceeds maxJsonDepth/maxJsonNodes");
-  /* Input is checked before a cell exists. */
-  if (schema_validate(json_object_get(desc, "inputSchema"), input, err)) return err->code;
-  cell c;
-  bool started;
-  json_t *reply, *req;
+  return schema_validate(json_object_get(desc, "inputSchema"), input, err);
+}
+
+/* From a cell's describe.result on: the descriptor comparison, the one
+ * call, shutdown and the exact join. Always joins the cell. */
+static cap_code call_described_cell(host *h, loaded_capsule *cap, cell *c, cap_code rc,
+                                    json_t *reply, const char *tool, const json_t *input,
+                                    json_t **result, cap_error *err) {
+  json_t *req;
   long long deadline = 0;
-  cap_code rc = host_described_cell(h, cap, &c, &started, &reply, err);
-  if (!started) return rc;
   if (!rc) {
     /* Each cell must present exactly the descriptors admitted at activation. */
     json_object_del(reply, "type");
@@ -53,16 +56,16 @@ cap_code host_call(host *h, const char *tool, const json_t *input, json_t **resu
   if (!rc) {
     deadline = mono_ms() + h->cfg.limits.call_timeout_ms;
     req = json_pack("{s:s,s:s,s:O}", "type", "call", "tool", tool, "input", input);
-    rc = cell_send(&c, req, deadline, CAP_E_CELL_CALL_TIMEOUT, err);
+    rc = cell_send(c, req, deadline, CAP_E_CELL_CALL_TIMEOUT, err);
     json_decref(req);
   }
-  if (!rc) rc = cell_expect(&c, "call.result", deadline, CAP_E_CELL_CALL_TIMEOUT, &reply, err);
+  if (!rc) rc = cell_expect(c, "call.result", deadline, CAP_E_CELL_CALL_TIMEOUT, &reply, err);
   if (!rc) rc = call_result_admit(reply, &h->cfg.limits, result, err);
   json_decref(reply);
-  if (!rc) rc = cell_shutdown(&c, err);
-  cap_code jr = cell_join(&c, err);
+  if (!rc) rc = cell_shutdown(c, err);
+  cap_code jr = cell_join(c, err);
   if (jr) rc = jr;
-  if (h->timings) json_object_set_new(h->timings, "call", cell_timings_json(&c));
+  if (h->timings) json_object_set_new(h->timings, "call", cell_timings_json(c));
   if (rc) {
     json_decref(*result);
     *result = NULL;
@@ -70,3 +73,31 @@ cap_code host_call(host *h, const char *tool, const json_t *input, json_t **resu
   return rc;
 }
 
+cap_code host_call(host *h, const char *tool, const json_t *input, json_t **result,
+                   cap_error *err) {
+  *result = NULL;
+  loaded_capsule *cap = NULL;
+  /* Input is checked before a cell exists. */
+  if (check_call(h, tool, input, &cap, err)) return err->code;
+  cell c;
+  bool started;
+  json_t *reply;
+  cap_code rc = host_described_cell(h, cap, &c, &started, &reply, err);
+  if (!started) return rc;
+  return call_described_cell(h, cap, &c, rc, reply, tool, input, result, err);
+}
+
+cap_code host_call_in_warm_cell(host *h, loaded_capsule *warm_cap, cell *c, const char *tool,
+                                const json_t *input, json_t **result, cap_error *err) {
+  *result = NULL;
+  loaded_capsule *cap = NULL;
+  json_t *reply = NULL;
+  cap_code rc = check_call(h, tool, input, &cap, err);
+  if (!rc && cap != warm_cap)
+    rc = cap_fail(err, CAP_E_INTERNAL, "a warm cell of another capsule was given this call");
+  /* The launcher checked the workspace when the cell started; a grant
+   * replaced since is refused as a cold cell's launcher would refuse it. */
+  if (!rc) rc = capsule_workspace_unchanged(cap, err);
+  if (!rc) rc = cell_load_and_describe(c, &reply, err);
+  return call_described_cell(h, warm_cap, c, rc, reply, tool, input, result, err);
+}

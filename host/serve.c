@@ -1,6 +1,6 @@
 /* The serve loop: MCP over stdio with a bounded scheduler. One poll() over
  * stdin, a signalfd, stdout when output is queued, and every supervisor's
- * pipe and pidfd; nothing in it waits on a cell. Logs go to stderr; stdout
+ * (and warm cell's) pipe and pidfd; nothing in it waits on a cell. Logs go to stderr; stdout
  * carries protocol only (serve_output.c), the protocol is mcp_dispatch.c. */
 #include "serve.h"
 
@@ -12,10 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "serve_state.h"
+#include "snapshot.h"
 
 /* Forgets slot i (its request is answered or dropped). */
 static void drop_slot(server *s, size_t i) {
@@ -34,7 +36,8 @@ static void start_next(server *s) {
     call_slot *c = &s->slots[s->running];
     cap_error err = {0};
     c->started_ms = mono_ms();
-    if (s->runner->start(s->h, c->tool, c->input, &c->sup, &err) != CAP_OK) {
+    c->warm = warm_take(s, c->tool, c->input, &c->sup);
+    if (!c->warm && s->runner->start(s->h, c->tool, c->input, &c->sup, &err) != CAP_OK) {
       char msg[700];
       snprintf(msg, sizeof msg, "%s: %s", cap_code_name(err.code), err.message);
       serve_send_error(s, c->id, JSONRPC_SERVER_BUSY, msg, cap_code_name(err.code));
@@ -127,8 +130,8 @@ static void finish_call(server *s, size_t i) {
   json_t *verdict = supervisor_verdict(&c->sup);
   supervisor_finish(&c->sup);
   const char *code = json_string_value(json_object_get(json_object_get(verdict, "error"), "code"));
-  fprintf(stderr, "capsule-host: call %s %s in %lld ms\n", c->tool, code ? code : "ok",
-          mono_ms() - c->started_ms);
+  fprintf(stderr, "capsule-host: call %s %s in %lld ms (%s cell)\n", c->tool, code ? code : "ok",
+          mono_ms() - c->started_ms, c->warm ? "warm" : "fresh");
   if (!c->cancelled) {
     if (c->progress_token) mcp_send_progress(s, c->progress_token, 2, "cell finished");
     serve_send_result(s, c->id, mcp_call_result(verdict, c->modern));
@@ -168,12 +171,57 @@ static void begin_shutdown(server *s) {
                                   "CALL_CANCELLED");
     drop_slot(s, s->running);
   }
-  if (!s->cancel_sent)
+  if (!s->cancel_sent) {
     for (size_t i = 0; i < s->running; i++) s->runner->cancel(&s->slots[i].sup);
+    /* The job is the host's own: ended, its node and cell die with it. */
+    if (s->snapshot_running) syscall(SYS_pidfd_send_signal, s->snapshot_job.pidfd, SIGKILL, NULL, 0);
+    warm_recycle_all(s); /* idle cells shut down their loaders and are joined */
+  }
   s->cancel_sent = true;
 }
 
-static const call_runner supervisor_runner = {supervisor_start, supervisor_cancel};
+static const call_runner supervisor_runner = {supervisor_start, supervisor_cancel,
+                                              supervisor_start_warm, supervisor_start_snapshot};
+
+/* The snapshot job starts with the loop; calls and warm cells meanwhile run
+ * without the snapshot (slower, same boundary). */
+static void start_snapshot_job(server *s) {
+  cap_error err = {0};
+  host *h = s->h;
+  if (!s->runner->start_snapshot) return;
+  if (staging_reserve(&h->stg, SNAPSHOT_BUILDING_NAME, &err) ||
+      staging_reserve(&h->stg, SNAPSHOT_NAME, &err) ||
+      s->runner->start_snapshot(h, &s->snapshot_job, &err)) {
+    fprintf(stderr, "capsule-host: startup snapshot unavailable: %s: %s\n",
+            cap_code_name(err.code), err.message);
+    return;
+  }
+  json_object_set_new(h->attestation, "startupSnapshot", json_pack("{s:s}", "state", "building"));
+  s->snapshot_running = true;
+}
+
+static void finish_snapshot_job(server *s) {
+  size_t max = supervisor_verdict_max(&s->h->cfg.limits);
+  while (supervisor_read(&s->snapshot_job, max)) {
+    struct pollfd r = {s->snapshot_job.result_fd, POLLIN, 0};
+    if (poll(&r, 1, 100) <= 0) break;
+  }
+  s->snapshot_job.exited = true;
+  json_t *verdict = supervisor_verdict(&s->snapshot_job);
+  supervisor_finish(&s->snapshot_job);
+  s->snapshot_running = false;
+  cap_error err = {0};
+  if (s->shutting_down) {
+    json_decref(verdict);
+    return;
+  }
+  if (snapshot_adopt(s->h, verdict, &err))
+    fprintf(stderr, "capsule-host: startup snapshot unavailable (cells run without it): %s: %s\n",
+            cap_code_name(err.code), err.message);
+  else
+    fprintf(stderr, "capsule-host: startup snapshot in use (%s)\n", s->h->snapshot.sha256);
+  json_decref(verdict);
+}
 
 int serve_run(host *h) {
   server s;
@@ -191,16 +239,19 @@ int serve_run(host *h) {
   int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (!s.line || sfd < 0) return 1;
   fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK);
+  start_snapshot_job(&s);
   fprintf(stderr, "capsule-host: serving %zu tools and %zu prompt sections\n",
           json_array_size(json_object_get(s.registry, "tools")),
           json_array_size(json_object_get(s.registry, "promptSections")));
   for (;;) {
     if (s.shutting_down) begin_shutdown(&s);
-    if (s.shutting_down && s.running == 0) break;
-    int timeout = expire_queued(&s);
+    if (s.shutting_down && s.running == 0 && s.warm_count == 0 && !s.snapshot_running) break;
+    warm_fill(&s);
+    int timeout = expire_queued(&s), warm_due = warm_expire(&s);
+    if (warm_due >= 0 && (timeout < 0 || warm_due < timeout)) timeout = warm_due;
     serve_flush(&s);
     bool backlogged = s.out_len > serve_out_high_water(&s);
-    size_t nfds = 3 + 2 * s.running;
+    size_t nfds = 3 + 2 * s.running + 2 * s.warm_count + 2;
     struct pollfd *p = calloc(nfds, sizeof *p);
     if (!p) break;
     p[0] = (struct pollfd){s.shutting_down || backlogged ? -1 : 0, POLLIN, 0};
@@ -210,6 +261,10 @@ int serve_run(host *h) {
       p[3 + 2 * i] = (struct pollfd){s.slots[i].sup.result_fd, POLLIN, 0};
       p[4 + 2 * i] = (struct pollfd){s.slots[i].sup.pidfd, POLLIN, 0};
     }
+    struct pollfd *warm_p = p + 3 + 2 * s.running;
+    struct pollfd *snap_p = warm_p + warm_pollfds(&s, warm_p);
+    snap_p[0] = (struct pollfd){s.snapshot_running ? s.snapshot_job.result_fd : -1, POLLIN, 0};
+    snap_p[1] = (struct pollfd){s.snapshot_running ? s.snapshot_job.pidfd : -1, POLLIN, 0};
     int r = poll(p, nfds, timeout);
     if (r < 0 && errno != EINTR) {
       free(p);
@@ -219,7 +274,11 @@ int serve_run(host *h) {
       struct signalfd_siginfo si;
       while (read(sfd, &si, sizeof si) == sizeof si) s.shutting_down = true;
     }
-    /* Finished supervisors first (from the end, as finishing shifts slots). */
+    if (snap_p[0].revents) supervisor_read(&s.snapshot_job, supervisor_verdict_max(&h->cfg.limits));
+    if (snap_p[1].revents) finish_snapshot_job(&s);
+    /* Warm cells first: a finished call below may take one, shifting them. */
+    warm_reap(&s, warm_p);
+    /* Finished supervisors next (from the end, as finishing shifts slots). */
     for (size_t i = s.running; i-- > 0;) {
       call_slot *c = &s.slots[i];
       size_t max = supervisor_verdict_max(&h->cfg.limits);
@@ -247,6 +306,7 @@ int serve_run(host *h) {
   free(s.out);
   free(s.line);
   free(s.slots);
+  warm_free(&s);
   json_decref(s.registry);
   fprintf(stderr, "capsule-host: serve stopped, every cell joined\n");
   return 0;

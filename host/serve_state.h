@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <poll.h>
 
 #include "call_supervisor.h"
 #include "host.h"
@@ -32,6 +33,7 @@ typedef struct {
   json_t *progress_token; /* NULL: no progress notifications */
   long long arrived_ms, started_ms;
   bool running, cancelled, modern;
+  bool warm; /* runs in a warm cell */
   call_supervisor sup;
 } call_slot;
 
@@ -42,7 +44,19 @@ typedef struct {
   cap_code (*start)(host *h, const char *tool, const json_t *input, call_supervisor *sup,
                     cap_error *err);
   void (*cancel)(call_supervisor *sup);
+  /* Warm cells (warm_pool.c); NULL: none are kept. */
+  cap_code (*start_warm)(host *h, size_t cap_index, call_supervisor *sup, cap_error *err);
+  /* The startup snapshot job; NULL: cells run without a snapshot. */
+  cap_code (*start_snapshot)(host *h, call_supervisor *sup, cap_error *err);
 } call_runner;
+
+/* A warm cell waiting for its call, as the serve loop sees it. */
+typedef struct {
+  call_supervisor sup;
+  size_t cap_index;
+  long long started_ms;
+  bool retiring; /* recycled (idle age, shutdown): waiting for it to exit */
+} warm_slot;
 
 typedef struct {
   host *h;
@@ -62,6 +76,11 @@ typedef struct {
   char *out;
   size_t out_len, out_cap;
   bool out_broken; /* stdout closed or failed: answers are dropped */
+  warm_slot *warm;
+  size_t warm_count, warm_alloc;
+  long long *warm_retry_ms; /* per capsule: no new warm cell before (after an idle failure) */
+  call_supervisor snapshot_job;
+  bool snapshot_running;
 } server;
 
 /* Output (serve_output.c): JSON-RPC messages queued for stdout. */
@@ -83,6 +102,19 @@ void serve_admit_call(server *s, const json_t *id, const char *tool, const json_
                       const call_origin *origin);
 void serve_cancel(server *s, const json_t *request_id);
 bool serve_call_in_flight(const server *s, const json_t *id);
+
+/* Warm cells (warm_pool.c): keep warmCellsPerCapsule started per capsule;
+ * hand one a call (false: none idle for that tool's capsule, or the call is
+ * too large to hand over: start a fresh cell); poll descriptors; reap the
+ * ones that exited; recycle those past warmCellMaxIdleMs (returns ms until
+ * the next one is due, -1 none); recycle all at shutdown. */
+void warm_fill(server *s);
+bool warm_take(server *s, const char *tool, const json_t *input, call_supervisor *out);
+size_t warm_pollfds(const server *s, struct pollfd *p);
+void warm_reap(server *s, const struct pollfd *p);
+int warm_expire(server *s);
+void warm_recycle_all(server *s);
+void warm_free(server *s);
 
 /* MCP (mcp_dispatch.c): one line from stdin, a verdict as a tools/call
  * result (with resultType when the call came in the 2026-07-28 form), and

@@ -123,6 +123,13 @@ void staging_remove_from_signal(staging *s) {
   rmdir(s->dir);
 }
 
+cap_code staging_reserve(staging *s, const char *name, cap_error *err) {
+  if (s->count == STAGING_MAX_FILES || strlen(name) >= sizeof s->names[0])
+    return cap_fail(err, CAP_E_INTERNAL, "staging is full");
+  snprintf(s->names[s->count++], sizeof s->names[0], "%s", name);
+  return CAP_OK;
+}
+
 void staging_remove(staging *s) {
   staging_remove_from_signal(s);
   if (s->dirfd >= 0) close(s->dirfd);

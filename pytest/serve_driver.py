@@ -6,6 +6,7 @@ import os
 import select
 import subprocess
 import time
+from pathlib import Path
 
 from capsule_lab import BIN
 
@@ -114,7 +115,7 @@ class Serve:
         return 0
 
 
-def run_serve_case(lab, config, spec):
+def run_serve_case(lab, config, spec, ws=None):
     s = Serve(lab, config)
     s.initialize()
     for step in spec["steps"]:
@@ -134,5 +135,22 @@ def run_serve_case(lab, config, spec):
             assert s.request(step["ping"], "ping")["result"] == {}
         elif "terminate" in step:
             s.p.terminate()
+        elif "killIdleCells" in step:
+            # Every cell process now is an idle warm cell's: SIGKILL its node.
+            import signal
+            from capsule_lab import cell_processes
+            for pid, cmd in cell_processes():
+                if cmd[0] == b"/runtime/node":
+                    os.kill(pid, signal.SIGKILL)
+        elif "replaceWorkspaceFile" in step:
+            f = Path(ws) / step["replaceWorkspaceFile"]
+            os.rename(f, f.with_name(f.name + ".old"))  # the old inode stays alive
+            f.write_text("replaced while a warm cell waited\n")
+        elif "tamperStaged" in step:
+            # Rewrite a file the host staged, in place (same inode).
+            for d in lab.stage.iterdir():
+                for f in d.glob(step["tamperStaged"]):
+                    os.chmod(f, 0o600)
+                    f.write_text("// tampered after staging\n")
     rc = s.close()
     return rc, s.responses, s.stderr_path.read_text()

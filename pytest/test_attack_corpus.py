@@ -22,7 +22,7 @@ CASE_KEYS = {"description", "expect", "command", "argv", "tool", "input", "guest
              "configPatch", "configRaw", "configPath", "duplicateCapsule", "bundle", "env",
              "fakeBwrap", "fakeNode", "fakeProbe", "listen", "launch", "helper", "serve", "timeout"}
 EXPECT_KEYS = {"code", "messageContains", "ok", "isError", "output", "tools", "files", "report",
-               "responses"}
+               "responses", "stderrIncludes"}
 
 
 def test_corpus_cases_use_only_documented_keys():
@@ -224,8 +224,10 @@ def test_case(path, lab):
     root, ws, config = materialize(case, lab)
     if "serve" in case:
         from serve_driver import run_serve_case
-        rc, responses, stderr = run_serve_case(lab, config, case["serve"])
+        rc, responses, stderr = run_serve_case(lab, config, case["serve"], ws=ws)
         assert rc == 0, stderr
+        for needle in case["expect"].get("stderrIncludes", []):
+            assert needle in stderr, stderr
         for rid, want in case["expect"]["responses"].items():
             got = responses.get(int(rid))
             if want.get("absent"):
@@ -268,9 +270,16 @@ def test_case(path, lab):
         assert Path(lab.subst(path, root, ws)).read_text() == content
     if "output" in expect:
         assert res.output == expect["output"], res
+    if "report" in expect:
+        check_report(expect, res.output)
+    assert lab.leftovers() == [], lab.leftovers()
+    assert cell_processes() == []
+
+
+def check_report(expect, output):
     for key, want in expect.get("report", {}).items():
-        got = res.output.get(key)
-        assert got is not None, f"hostile guest did not report {key}: {res.output}"
+        got = output.get(key)
+        assert got is not None, f"hostile guest did not report {key}: {output}"
         for field, value in want.items():
             if field == "detailExcludes":
                 assert all(v not in got.get("detail", "") for v in value), (key, got)
@@ -287,5 +296,55 @@ def test_case(path, lab):
                 assert got.get("code") in value, (key, got)
             else:
                 assert got.get(field) == value, (key, got)
+
+
+def warm_variant(path):
+    """Call cases that also run through `serve` with a warm cell: all but
+    the ones that replace the host's argv, environment or helpers."""
+    case = json.loads(path.read_text())
+    special = ("argv", "env", "fakeNode", "fakeProbe", "fakeBwrap", "bundle", "configRaw",
+               "configPath", "serve")
+    # MCP carries tool arguments as an object: other inputs never reach a cell.
+    return (case.get("command") == "call" and not any(k in case for k in special)
+            and isinstance(case.get("input", {}), dict))
+
+
+WARM_CASES = [p for p in CASES if warm_variant(p)]
+
+
+@pytest.mark.parametrize("path", WARM_CASES, ids=[case_id(p) for p in WARM_CASES])
+def test_call_case_in_a_warm_cell(path, lab):
+    """The same call through `serve`, taken by a warm cell (started ahead up
+    to its loader, the guest loaded only for this call): the same outcome as
+    in a fresh cell, nothing left behind."""
+    from serve_driver import Serve
+    case = json.loads(path.read_text())
+    case.setdefault("limits", {})["warmCellsPerCapsule"] = 1
+    root, ws, config = materialize(case, lab)
+    s = Serve(lab, config)
+    s.initialize()
+    got = s.request(2, "tools/call", {"name": case.get("tool", "corpus_echo"),
+                                      "arguments": lab.subst(case.get("input", {}), root, ws)})
+    rc = s.close(timeout=case.get("timeout", 120))
+    stderr = s.stderr_path.read_text()
+    assert rc == 0, stderr
+    expect = case["expect"]
+    if "code" in expect:
+        code = (got.get("error", {}).get("data", {}).get("code")
+                or got.get("result", {}).get("_meta", {}).get("dsh-capsule/error", {}).get("code"))
+        assert code == expect["code"], got
+    else:
+        assert "result" in got and "(warm cell)" in stderr, (got, stderr)
+        result = got["result"]
+        if "isError" in expect:
+            assert result["isError"] == expect["isError"], got
+        else:
+            assert result["isError"] is False, got
+        if "output" in expect:
+            assert result["structuredContent"] == expect["output"], got
+        check_report(expect, result.get("structuredContent") or {})
+        for p, content in expect.get("files", {}).items():
+            assert Path(lab.subst(p, root, ws)).read_text() == content
+    assert "(fresh cell)" not in stderr, stderr
     assert lab.leftovers() == [], lab.leftovers()
     assert cell_processes() == []

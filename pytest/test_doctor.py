@@ -23,7 +23,10 @@ def test_healthy_machine(lab):
     assert res.rc == 0, res
     assert all(c["ok"] for c in checks.values()), checks
     assert set(checks) == {"bubblewrap", "userns-sysctl", "bwrap-preflight", "bwrap-ro-bind-fd", "node", "cell-ceilings",
-                           "attestation"}
+                           "attestation", "startup-snapshot"}
+    # doctor builds the snapshot serve would build, and a cell runs from it.
+    assert "a cell ran from it" in checks["startup-snapshot"]["detail"], checks
+    assert lab.leftovers() == []
 
 
 @pytest.mark.parametrize("mode,check,code,fix", [

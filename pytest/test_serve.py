@@ -211,3 +211,36 @@ def test_load_200_calls_16_in_flight(lab):
     assert len(ok) >= 150, report
     assert rss[total] - rss[50] < 4096, report
     assert lab.leftovers() == [] and cell_processes() == []
+
+
+def wait_for_log(s, needle, timeout=30):
+    deadline = time.monotonic() + timeout
+    while needle not in s.stderr_path.read_text():
+        assert time.monotonic() < deadline, s.stderr_path.read_text()
+        time.sleep(0.05)
+
+
+def test_startup_snapshot_is_built_verified_and_used(lab):
+    """serve builds the snapshot after activation, adopts it only after a
+    probed cell ran from it, and every cell started afterwards mounts it
+    read-only and runs from it; one-shot commands say they built none."""
+    _, _, echo = lab.capsule(guest="echo")
+    config = lab.config([echo], warmCellsPerCapsule=1)
+    res = lab.run("activate", "--config", config)
+    assert res.json["attestation"]["startupSnapshot"]["state"] == "not built", res
+    s = Serve(lab, config)
+    s.initialize()
+    wait_for_log(s, "startup snapshot in use")
+    staged = [p for d in lab.stage.iterdir() if d.is_dir() for p in d.glob("snapshot.*")]
+    assert [p.name for p in staged] == ["snapshot.blob"] and (staged[0].stat().st_mode & 0o777) == 0o400
+    # The warm cell that started before the snapshot takes this call; its
+    # replacement starts from the snapshot.
+    assert s.request(2, "tools/call", {"name": "corpus_echo", "arguments": {"text": "a"}})["result"]["isError"] is False
+    deadline = time.monotonic() + 10
+    while not any(b"--snapshot-blob" in cmd for _, c in cell_processes() for cmd in [b" ".join(c)]):
+        assert time.monotonic() < deadline, cell_processes()
+        time.sleep(0.05)
+    assert s.request(3, "tools/call", {"name": "corpus_echo", "arguments": {"text": "b"}})["result"]["isError"] is False
+    assert s.close() == 0
+    assert "(warm cell)" in s.stderr_path.read_text()
+    assert lab.leftovers() == [] and cell_processes() == []

@@ -1,0 +1,149 @@
+#include "snapshot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "digest.h"
+#include "safe_open.h"
+#include "subproc.h"
+
+#define SNAPSHOT_MAX_BYTES (256u << 20)
+#define SNAPSHOT_BUILD_TIMEOUT_MS 60000
+
+json_t *snapshot_not_built_json(void) {
+  return json_pack("{s:s,s:s}", "state", "not built", "reason",
+                   "built by serve only: one build costs about six fresh cells");
+}
+
+/* node --snapshot-blob <staging>/snapshot.building --build-snapshot
+ * [--max-old-space-size=N] <staged loader>: the attested Node, an empty
+ * environment (spawn_program), the cell's only V8 flag. */
+static cap_code build_blob(host *h, cap_error *err) {
+  char out[4200], heap[64];
+  snprintf(out, sizeof out, "%s/%s", h->stg.dir, SNAPSHOT_BUILDING_NAME);
+  snprintf(heap, sizeof heap, "--max-old-space-size=%lld", h->cfg.limits.max_old_space_size_mb);
+  char *argv[] = {h->node.executable.path, "--snapshot-blob", out, "--build-snapshot",
+                  heap, h->loader.path, NULL};
+  if (h->cfg.limits.max_old_space_size_mb <= 0) {
+    argv[4] = h->loader.path;
+    argv[5] = NULL;
+  }
+  char *text = NULL;
+  size_t len = 0;
+  int status = 0;
+  subproc_options opt = {.capture_fd = 2, .fd3 = -1};
+  subproc_result r = subproc_run(argv, opt, SNAPSHOT_BUILD_TIMEOUT_MS, 65536, &text, &len, &status);
+  cap_code rc = CAP_OK;
+  if (r != SUBPROC_DONE || status != 0)
+    rc = cap_fail(err, CAP_E_LAUNCH_FAILED, "node --build-snapshot %s (status 0x%x): %.300s",
+                  r == SUBPROC_TIMED_OUT ? "timed out" : "failed", (unsigned)status,
+                  text ? text : "");
+  free(text);
+  return rc;
+}
+
+/* The blob as the host staged it: read once, hashed, written again as a
+ * fresh 0400 file (the built file itself was writable by node). */
+static cap_code stage_blob(host *h, cap_error *err) {
+  struct stat st;
+  int fd = so_open_regular(h->stg.dirfd, SNAPSHOT_BUILDING_NAME, &st);
+  if (fd < 0) return cap_fail(err, CAP_E_LAUNCH_FAILED, "node wrote no snapshot");
+  char *buf = NULL;
+  size_t len = 0;
+  so_read_result r = so_read_bounded(fd, SNAPSHOT_MAX_BYTES, &buf, &len);
+  close(fd);
+  unlinkat(h->stg.dirfd, SNAPSHOT_BUILDING_NAME, 0);
+  if (r != SO_READ_OK) {
+    free(buf);
+    return cap_fail(err, CAP_E_LAUNCH_FAILED, "cannot read the built snapshot (%s)",
+                    r == SO_READ_TOO_LARGE ? "too large" : strerror(errno));
+  }
+  cap_code rc = staging_add(&h->stg, SNAPSHOT_NAME, buf, len, &h->snapshot, err);
+  free(buf);
+  return rc;
+}
+
+/* A cell that runs from the snapshot must pass the cell probe, and say
+ * that it runs from it (attest_report.c checks "snapshot"). */
+static cap_code verify_in_cell(host *h, cap_error *err) {
+  /* The check writes a report of its own; the published one stays. */
+  json_t *published = h->attestation;
+  h->attestation = NULL;
+  h->attesting = json_object();
+  cap_code rc = host_attest_only_cell(h, err);
+  json_decref(h->attestation ? h->attestation : h->attesting);
+  h->attestation = published;
+  h->attesting = NULL;
+  return rc;
+}
+
+json_t *snapshot_job(host *h) {
+  cap_error err = {0};
+  long long t0 = mono_ms();
+  cap_code rc = build_blob(h, &err);
+  if (!rc) rc = stage_blob(h, &err);
+  long long t1 = mono_ms();
+  if (!rc) rc = verify_in_cell(h, &err);
+  if (rc)
+    return json_pack("{s:b,s:{s:s,s:s}}", "ok", 0, "error", "code", cap_code_name(err.code),
+                     "message", err.message);
+  return json_pack("{s:b,s:{s:s,s:I,s:I,s:s,s:I,s:I}}", "ok", 1, "snapshot", "path",
+                   h->snapshot.path, "dev", (json_int_t)h->snapshot.dev, "ino",
+                   (json_int_t)h->snapshot.ino, "sha256", h->snapshot.sha256, "buildMs",
+                   (json_int_t)(t1 - t0), "verifyMs", (json_int_t)(mono_ms() - t1));
+}
+
+static void report_state(host *h, json_t *state) {
+  if (h->attestation) json_object_set_new(h->attestation, "startupSnapshot", state);
+  else json_decref(state);
+}
+
+cap_code snapshot_adopt(host *h, const json_t *verdict, cap_error *err) {
+  const json_t *snap = json_object_get(verdict, "snapshot");
+  const char *path = json_string_value(json_object_get(snap, "path"));
+  const char *sha = json_string_value(json_object_get(snap, "sha256"));
+  cap_code rc = CAP_OK;
+  if (!json_is_true(json_object_get(verdict, "ok"))) {
+    const json_t *e = json_object_get(verdict, "error");
+    const char *msg = json_string_value(json_object_get(e, "message"));
+    rc = cap_fail(err, cap_code_from_name(json_string_value(json_object_get(e, "code"))), "%s",
+                  msg ? msg : "the snapshot job ended without a verdict");
+  } else if (!path || !sha) {
+    rc = cap_fail(err, CAP_E_INTERNAL, "snapshot job verdict without path or digest");
+  }
+  char expected[4200];
+  if (!rc) snprintf(expected, sizeof expected, "%s/%s", h->stg.dir, SNAPSHOT_NAME);
+  if (!rc && strcmp(path, expected) != 0)
+    rc = cap_fail(err, CAP_E_INTERNAL, "snapshot job staged %s, not %s", path, expected);
+  struct stat st;
+  int fd = rc ? -1 : so_open_regular(h->stg.dirfd, SNAPSHOT_NAME, &st);
+  char *buf = NULL;
+  size_t len = 0;
+  char hex[SHA256_HEX_LEN + 1];
+  if (!rc && (fd < 0 || (json_int_t)st.st_dev != json_integer_value(json_object_get(snap, "dev")) ||
+              (json_int_t)st.st_ino != json_integer_value(json_object_get(snap, "ino")) ||
+              so_read_bounded(fd, SNAPSHOT_MAX_BYTES, &buf, &len) != SO_READ_OK ||
+              !digest_sha256_hex(buf, len, hex) || strcmp(hex, sha) != 0))
+    rc = cap_fail(err, CAP_E_LAUNCH_SOURCE_MISMATCH,
+                  "the staged snapshot is not the blob the job built and verified");
+  if (fd >= 0) close(fd);
+  free(buf);
+  if (rc) {
+    report_state(h, json_pack("{s:s,s:s,s:s}", "state", "unavailable", "code",
+                              cap_code_name(err->code), "message", err->message));
+    return rc;
+  }
+  snprintf(h->snapshot.path, sizeof h->snapshot.path, "%s", path);
+  h->snapshot.dev = (unsigned long long)st.st_dev;
+  h->snapshot.ino = (unsigned long long)st.st_ino;
+  snprintf(h->snapshot.sha256, sizeof h->snapshot.sha256, "%s", sha);
+  report_state(h, json_pack("{s:s,s:s,s:I,s:O,s:O}", "state", "in use", "sha256", sha, "bytes",
+                            (json_int_t)len, "buildMs", json_object_get(snap, "buildMs"),
+                            "verifyMs", json_object_get(snap, "verifyMs")));
+  return CAP_OK;
+}
