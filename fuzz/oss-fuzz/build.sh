@@ -28,23 +28,29 @@ mkdir -p "$OUT" "$WORK/obj" "$WORK/gen"
 # The embedded cell probe (host/attest.c includes it), as the Makefile makes it.
 (cd "$ROOT/probe" && xxd -i -n cell_loader_cjs cell-loader.cjs > "$WORK/gen/cell_loader_cjs.h")
 
+# jansson and libarchive, static and instrumented (build_deps.sh); the
+# harnesses then need nothing the runner image lacks.
+DEPS=$WORK/deps
+bash -eu "$ROOT/fuzz/oss-fuzz/build_deps.sh" "$DEPS"
+
 # Every harness links the code capsule-host itself links (fuzz_mcp drives
 # serve's dispatch and scheduler), compiled once.
 SRCS=("$ROOT"/common/*.c)
 for f in "$ROOT"/host/*.c; do [ "$(basename "$f")" = main.c ] || SRCS+=("$f"); done
 SRCS+=("$ROOT/launcher/bwrap_argv.c")
-INC=(-I"$ROOT/common" -I"$ROOT/host" -I"$ROOT/launcher" -I"$WORK/gen" -D_GNU_SOURCE)
+INC=(-I"$DEPS/include" -I"$ROOT/common" -I"$ROOT/host" -I"$ROOT/launcher" -I"$WORK/gen" -D_GNU_SOURCE)
 for src in "${SRCS[@]}"; do
   $CC $CFLAGS -std=gnu11 "${INC[@]}" -c "$src" -o "$WORK/obj/$(basename "$(dirname "$src")")_$(basename "$src" .c).o"
 done
-LIBS=$(pkg-config --libs jansson libcrypto libseccomp libarchive 2>/dev/null || echo -ljansson -lcrypto -lseccomp -larchive)
+# libcrypto, libseccomp and zlib from the image's -dev packages, statically.
+LIBS="$DEPS/lib/libarchive.a $DEPS/lib/libjansson.a -Wl,-Bstatic -lcrypto -lseccomp -lz -Wl,-Bdynamic -ldl -pthread -lm"
 
 count=0
 for harness in "$ROOT"/fuzz/harness/fuzz_*.c; do
   name=$(basename "$harness" .c)
   short=${name#fuzz_}
   $CC $CFLAGS -std=gnu11 "${INC[@]}" -c "$harness" -o "$WORK/$name.o"
-  $CXX $CXXFLAGS "$WORK/$name.o" "$WORK"/obj/*.o $LIB_FUZZING_ENGINE $LIBS -lm -o "$OUT/$name"
+  $CXX $CXXFLAGS "$WORK/$name.o" "$WORK"/obj/*.o $LIB_FUZZING_ENGINE $LIBS -o "$OUT/$name"
   cp "$ROOT/fuzz/dict/$short.dict" "$OUT/$name.dict"
   max_len=$(sed -n 's/^max_len = //p' "$ROOT/fuzz/options/$short.options" 2>/dev/null || true)
   printf '[libfuzzer]\ndict = %s.dict\nmax_len = %s\ntimeout = 10\n' "$name" "${max_len:-65536}" > "$OUT/$name.options"
