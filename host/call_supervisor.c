@@ -75,10 +75,14 @@ static void close_all_but(int *keep, size_t n) {
 }
 
 static void supervise(host *h, const supervised_job *job, int out, pid_t parent) {
-  /* A SIGKILLed host takes its supervisors with it, and each supervisor's
-   * death kills its launcher/bwrap (their own PDEATHSIG): no cell outlives
-   * the host. The getppid check closes the window before prctl. */
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
+  /* A dead host (even SIGKILLed) sends its supervisors SIGTERM, which they
+   * handle as a cancellation: each joins its own cell (pidfd kill of bwrap,
+   * then the cell's init) before it exits. A SIGKILL here instead would
+   * leave the cell to bwrap's own parent-death signals, which bwrap 0.8.0
+   * re-arms only after dropping privileges and, in the sandbox, only late in
+   * its setup: a host killed while a cell was starting left bwrap behind.
+   * The getppid check closes the window before prctl. */
+  if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent) _exit(1);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_cancel;

@@ -68,6 +68,17 @@ cap_code cell_join(cell *c, cap_error *err) {
   cap_code rc = CAP_OK;
   close_fd(&c->in_fd);
   long long grace = c->lim ? c->lim->process_grace_ms : 500;
+  /* A cell ended while bwrap sets it up: bwrap's sandbox side arms its
+   * parent-death signal only late in its setup, so killing bwrap alone can
+   * leave the sandbox's init behind. bwrap reports that init (--info-fd)
+   * within milliseconds of cloning it: learn it first, so it is killed and
+   * awaited by its own pidfd below. */
+  for (long long until = mono_ms() + grace; !c->exited && c->init_pidfd < 0 && c->info_fd >= 0;) {
+    long long left = until - mono_ms();
+    if (left <= 0 || !wait_readable(c->info_fd, left)) break;
+    read_small(&c->info_fd, c->info_buf, sizeof c->info_buf, &c->info_len);
+    if (c->info_fd < 0 && c->info_len) parse_info(c);
+  }
   if (!c->exited && c->pidfd >= 0) {
     signal_pidfd(c->pidfd, SIGTERM);
     if (!wait_readable(c->pidfd, grace)) {

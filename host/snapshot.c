@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cell.h"
 #include "clock.h"
 #include "digest.h"
 #include "safe_open.h"
@@ -87,6 +88,9 @@ json_t *snapshot_job(host *h) {
   long long t0 = mono_ms();
   cap_code rc = build_blob(h, &err);
   if (!rc) rc = stage_blob(h, &err);
+  /* The host died or is shutting down: no new cell for a blob nobody uses. */
+  if (!rc && cell_cancel_requested)
+    rc = cap_fail(&err, CAP_E_CALL_CANCELLED, "the snapshot job was cancelled before its check");
   long long t1 = mono_ms();
   if (!rc) rc = verify_in_cell(h, &err);
   if (rc)

@@ -73,6 +73,7 @@ static wait_result wait_for_call(cell *c, int assign_fd, json_t **assignment, ca
 warm_outcome warm_cell_run(host *h, size_t cap_index, int assign_fd, json_t **result,
                            cap_error *err) {
   *result = NULL;
+  if (cell_cancel_requested) return WARM_RECYCLED; /* ended before it started */
   loaded_capsule *cap = &h->caps[cap_index];
   char *doc = host_launch_doc(h, &cap->guest, cap, err);
   if (!doc) return WARM_IDLE_FAILED;

@@ -97,6 +97,47 @@ def test_cells_and_supervisors_die_with_a_sigkilled_serve(lab):
     assert lab.leftovers() == []
 
 
+def serve_processes(config):
+    """Every `capsule-host serve` of this config: the host and its forked
+    supervisors (which keep its command line)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")
+        except OSError:
+            continue
+        if len(cmd) > 3 and cmd[1] == b"serve" and cmd[3] == str(config).encode() and alive(int(pid)):
+            found.append(int(pid))
+    return found
+
+
+def test_serve_sigkilled_while_its_warm_cells_start_leaves_nothing(lab):
+    """The host SIGKILLed right after it answers initialize, while its warm
+    cells and the snapshot job are starting (bwrap mid-setup), 30 times:
+    each supervisor gets SIGTERM from the host's death and joins its cell,
+    learning the cell's init from bwrap before it kills (bwrap arms its own
+    parent-death signals only late in its setup). Nothing may remain."""
+    _, _, echo = lab.capsule(guest="echo")
+    _, _, other = lab.capsule(guest="raw")
+    config = lab.config([echo, other], warmCellsPerCapsule=2)
+    for i in range(30):
+        s = Serve(lab, config)
+        s.initialize()
+        time.sleep(0.002 * (i % 10))
+        s.p.kill()
+        s.p.wait()
+        t0 = time.monotonic()
+        while (cell_processes() or serve_processes(config)) and time.monotonic() - t0 < 10:
+            time.sleep(0.01)
+        left, hosts = cell_processes(), serve_processes(config)
+        kill_survivors([pid for pid, _ in left] + hosts)
+        assert not left and not hosts, (i, left, hosts)
+    # The killed hosts' staging directories go with the next host's sweep.
+    assert lab.run("activate", "--config", config).rc == 0
+    assert lab.leftovers() == []
+
+
 def test_cells_die_with_a_sigkilled_one_shot_call(lab):
     _, _, entry = lab.capsule(guest="raw", params={"script": {"call": [{"sleepMs": 60000}]}})
     config = lab.config([entry], callTimeoutMs=120000)
@@ -122,8 +163,14 @@ def test_sweep_never_touches_a_live_hosts_staging(lab):
     live_stage = lab.leftovers()
     assert len(live_stage) == 1
     dead = sleeping_serve(lab)
+    tree = descendants(dead.p.pid)
     os.kill(dead.p.pid, signal.SIGKILL)
     dead.p.wait()
+    # Its supervisors (which share its staging lock) end their cells first.
+    t0 = time.monotonic()
+    while any(alive(p) for p in tree) and time.monotonic() - t0 < DEATH_BOUND_S:
+        time.sleep(0.01)
+    assert not [p for p in tree if alive(p)]
     assert len(lab.leftovers()) == 2
     res = lab.run("attest")
     assert res.rc == 0, res

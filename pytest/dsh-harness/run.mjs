@@ -32,10 +32,13 @@ if (mode === "taken-name") {
     output: { schema: { type: "object" }, render: () => [] }, execute: async () => ({}),
   });
 }
+// The host the row started: a `capsule-host serve` whose parent is this
+// process (its supervisors, forked copies, have the host as parent).
 const servers = () => readdirSync("/proc").filter((p) => /^\d+$/.test(p)).filter((p) => {
   try {
     const argv = readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0");
-    return argv[0].endsWith("capsule-host") && argv[1] === "serve";
+    const ppid = Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${p}/status`, "utf8"))[1]);
+    return argv[0].endsWith("capsule-host") && argv[1] === "serve" && ppid === process.pid;
   } catch { return false; }
 });
 const started = Date.now();
