@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +223,14 @@ bool supervisor_read(call_supervisor *s, size_t max) {
     s->len += (size_t)n;
     s->buf[s->len] = '\0';
   }
+}
+
+void supervisor_drain(call_supervisor *s, size_t max) {
+  while (supervisor_read(s, max)) {
+    struct pollfd w = {s->result_fd, POLLIN, 0};
+    if (poll(&w, 1, 100) <= 0) break; /* it exited: the pipe drains at once */
+  }
+  s->exited = true;
 }
 
 size_t supervisor_result_limit(const host_limits *lim) {

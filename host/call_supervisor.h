@@ -46,6 +46,9 @@ size_t supervisor_result_limit(const host_limits *lim);
 /* Reads what is available; returns false once the pipe reached EOF. Past
  * max it keeps draining but stores nothing more (no spliced verdict). */
 bool supervisor_read(call_supervisor *s, size_t max);
+/* Once its pidfd says it exited: reads the rest of the pipe (which drains at
+ * once, bounded by 100 ms per read) and marks it exited. */
+void supervisor_drain(call_supervisor *s, size_t max);
 /* After exit: {"ok":true,"result":{...}} or {"ok":false,"error":{...}}. */
 json_t *supervisor_verdict(call_supervisor *s);
 void supervisor_cancel(call_supervisor *s);

@@ -201,12 +201,7 @@ static void start_snapshot_job(server *s) {
 }
 
 static void finish_snapshot_job(server *s) {
-  size_t max = supervisor_verdict_max(&s->h->cfg.limits);
-  while (supervisor_read(&s->snapshot_job, max)) {
-    struct pollfd r = {s->snapshot_job.result_fd, POLLIN, 0};
-    if (poll(&r, 1, 100) <= 0) break;
-  }
-  s->snapshot_job.exited = true;
+  supervisor_drain(&s->snapshot_job, supervisor_verdict_max(&s->h->cfg.limits));
   json_t *verdict = supervisor_verdict(&s->snapshot_job);
   supervisor_finish(&s->snapshot_job);
   s->snapshot_running = false;
@@ -284,11 +279,7 @@ int serve_run(host *h) {
       size_t max = supervisor_verdict_max(&h->cfg.limits);
       if (p[3 + 2 * i].revents) supervisor_read(&c->sup, max);
       if (p[4 + 2 * i].revents) {
-        while (supervisor_read(&c->sup, max)) {
-          struct pollfd w = {c->sup.result_fd, POLLIN, 0};
-          if (poll(&w, 1, 100) <= 0) break; /* it exited: the pipe drains at once */
-        }
-        c->sup.exited = true;
+        supervisor_drain(&c->sup, max);
         finish_call(&s, i);
       }
     }

@@ -102,11 +102,7 @@ void warm_reap(server *s, const struct pollfd *p) {
     call_supervisor *sup = &s->warm[i].sup;
     if (p[2 * i].revents) supervisor_read(sup, max);
     if (!p[2 * i + 1].revents) continue;
-    while (supervisor_read(sup, max)) {
-      struct pollfd r = {sup->result_fd, POLLIN, 0};
-      if (poll(&r, 1, 100) <= 0) break; /* it exited: the pipe drains at once */
-    }
-    sup->exited = true;
+    supervisor_drain(sup, max);
     reap_one(s, i);
   }
 }
