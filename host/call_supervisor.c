@@ -23,12 +23,14 @@ static void on_cancel(int sig) {
 
 /* What a supervisor runs: a call in a fresh cell, or a warm cell of one
  * capsule that waits for its call on the assignment pipe. */
+typedef enum { JOB_CALL, JOB_WARM_CELL, JOB_SNAPSHOT } job_kind;
+
 typedef struct {
-  const char *tool;
-  const json_t *input;
-  size_t warm_cap; /* warm when assign_fd >= 0 */
-  int assign_fd;
-  bool snapshot; /* the startup snapshot job (snapshot.c) */
+  job_kind kind;
+  const char *tool;    /* JOB_CALL */
+  const json_t *input; /* JOB_CALL */
+  size_t warm_cap;     /* JOB_WARM_CELL */
+  int assign_fd;       /* JOB_WARM_CELL, in the child: the assignment pipe */
 } supervised_job;
 
 static json_t *error_verdict(const char *code, const char *message) {
@@ -39,8 +41,8 @@ static json_t *run_job(host *h, const supervised_job *job) {
   cap_error err = {0};
   json_t *result = NULL;
   cap_code rc;
-  if (job->snapshot) return snapshot_job(h);
-  if (job->assign_fd >= 0) {
+  if (job->kind == JOB_SNAPSHOT) return snapshot_job(h);
+  if (job->kind == JOB_WARM_CELL) {
     warm_outcome outcome = warm_cell_run(h, job->warm_cap, job->assign_fd, &result, &err);
     if (outcome == WARM_RECYCLED) return json_pack("{s:b,s:b}", "ok", 0, "recycled", 1);
     rc = outcome == WARM_CALL_OK ? CAP_OK : err.code;
@@ -123,7 +125,7 @@ static cap_code start_job(host *h, supervised_job *job, call_supervisor *s, cap_
   int p[2], a[2] = {-1, -1};
   if (pipe2(p, O_CLOEXEC) != 0)
     return cap_fail(err, CAP_E_LAUNCH_FAILED, "pipe: %s", strerror(errno));
-  if (job->assign_fd >= 0 && pipe2(a, O_CLOEXEC) != 0) {
+  if (job->kind == JOB_WARM_CELL && pipe2(a, O_CLOEXEC) != 0) {
     close(p[0]);
     close(p[1]);
     return cap_fail(err, CAP_E_LAUNCH_FAILED, "pipe: %s", strerror(errno));
@@ -168,17 +170,17 @@ static cap_code start_job(host *h, supervised_job *job, call_supervisor *s, cap_
 
 cap_code supervisor_start(host *h, const char *tool, const json_t *input, call_supervisor *s,
                           cap_error *err) {
-  supervised_job job = {.tool = tool, .input = input, .assign_fd = -1};
+  supervised_job job = {.kind = JOB_CALL, .tool = tool, .input = input, .assign_fd = -1};
   return start_job(h, &job, s, err);
 }
 
 cap_code supervisor_start_warm(host *h, size_t cap_index, call_supervisor *s, cap_error *err) {
-  supervised_job job = {.warm_cap = cap_index, .assign_fd = 0 /* made by start_job */};
+  supervised_job job = {.kind = JOB_WARM_CELL, .warm_cap = cap_index, .assign_fd = -1};
   return start_job(h, &job, s, err);
 }
 
 cap_code supervisor_start_snapshot(host *h, call_supervisor *s, cap_error *err) {
-  supervised_job job = {.assign_fd = -1, .snapshot = true};
+  supervised_job job = {.kind = JOB_SNAPSHOT, .assign_fd = -1};
   return start_job(h, &job, s, err);
 }
 
