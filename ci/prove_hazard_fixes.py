@@ -17,12 +17,12 @@ REPO = Path(__file__).resolve().parent.parent
 # (fix, file, exact text to remove or replace, replacement, guarding cases)
 REVERTS = [
     ("empty environment for bwrap", "launcher/launcher_main.c",
-     "syscall(SYS_execveat, bwrap_fd, \"\", argv.items, empty_env, AT_EMPTY_PATH);",
-     "extern char **environ; (void)empty_env;\n  syscall(SYS_execveat, bwrap_fd, \"\", argv.items, environ, AT_EMPTY_PATH);",
+     "syscall(SYS_execveat, plan.bwrap_fd, \"\", plan.argv.items, empty_env, AT_EMPTY_PATH);",
+     "extern char **environ; (void)empty_env;\n  syscall(SYS_execveat, plan.bwrap_fd, \"\", plan.argv.items, environ, AT_EMPTY_PATH);",
      ["hazards/pid1-environ-empty"]),
     ("launcher closes inherited fds", "launcher/launcher_main.c",
      "  so_close_from(LAUNCHER_FIRST_FREE_FD);\n", "", ["hazards/inherited-fd-closed"]),
-    ("S_ISREG on the opened descriptor", "launcher/launcher_main.c",
+    ("S_ISREG on the opened descriptor", "launcher/launch_prepare.c",
      "if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {", "if (fstat(fd, &st) != 0) {",
      ["hazards/workspace-socket-refused"]),
     ("--cap-drop ALL", "launcher/bwrap_argv.c", "\"--cap-drop\", \"ALL\", ", "",
@@ -118,7 +118,7 @@ REVERTS = [
      "  } catch (error) {\n    withdraw();\n    await stopHost();\n", "  } catch (error) {\n    await stopHost();\n",
      ["pytest/test_dsh.py::test_tool_name_dsh_already_has_registers_nothing"]),
     # The cell loader, warm cells and the startup snapshot (issue 15).
-    ("launcher rehashes the loader and the snapshot, not only the guest", "launcher/launcher_main.c",
+    ("launcher rehashes the loader and the snapshot, not only the guest", "launcher/launch_prepare.c",
      "if (fd >= 0 && m->sha256 && !digest_matches(", "if (fd >= 0 && m->label == LD_GUEST && !digest_matches(",
      ["launch/loader-bytes-changed", "serve/snapshot-tampered"]),
     ("every launch document carries the host's loader", "common/launch_doc.c",
