@@ -4,11 +4,14 @@
 #include <stdint.h>
 
 #include "bundle.h"
+#include "fuzz_reach.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   host_limits lim = {.max_manifest_bytes = 8192, .max_artifact_bytes = 65536};
   bundle_contents b;
   cap_error err = {0};
-  if (bundle_read_memory(data, size, &lim, &b, &err) == CAP_OK) bundle_contents_free(&b);
+  cap_code rc = bundle_read_memory(data, size, &lim, &b, &err);
+  fuzz_reached("bundle", rc);
+  if (rc == CAP_OK) bundle_contents_free(&b);
   return 0;
 }

@@ -13,6 +13,7 @@
 
 #include "capsule.h"
 #include "digest.h"
+#include "fuzz_reach.h"
 
 static char path[64];
 
@@ -42,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memset(&b, 0, sizeof b);
   char hex[SHA256_HEX_LEN + 1];
   cap_error err = {0};
-  (void)capsule_admit_bundle(path, &policy, &lim, &m, &b, hex, &err);
+  fuzz_reached("admit", capsule_admit_bundle(path, &policy, &lim, &m, &b, hex, &err));
   manifest_free(&m);
   bundle_contents_free(&b);
   return 0;

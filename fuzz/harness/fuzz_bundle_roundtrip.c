@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bundle.h"
+#include "fuzz_reach.h"
 
 static const char *const names[] = {"guest.mjs", "a.mjs", "zz-artifact.js", "capsule.jsonx"};
 
@@ -34,18 +35,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (ftruncate(fd, 0) != 0) return 0;
   if (bundle_write(path, manifest, mlen, name, artifact, alen, &err) != CAP_OK) abort();
   if (lseek(fd, 0, SEEK_SET) != 0) return 0;
-  host_limits lim = {.max_manifest_bytes = 8192, .max_artifact_bytes = 65536};
+  /* Limits the inputs can pass (max_len 20000), so both size refusals are reached. */
+  host_limits lim = {.max_manifest_bytes = 4096, .max_artifact_bytes = 12288};
   bundle_contents b;
   cap_error rerr = {0};
   if (bundle_read_fd(fd, &lim, &b, &rerr) != CAP_OK) {
     /* The only acceptable refusal of what we packed: a size limit. */
     if (rerr.code != CAP_E_MANIFEST_TOO_LARGE && rerr.code != CAP_E_ARTIFACT_TOO_LARGE) abort();
+    fuzz_reached("read", rerr.code);
     return 0;
   }
   if (b.manifest_len != mlen || memcmp(b.manifest, manifest, mlen) != 0) abort();
   if (b.other_len != alen || strcmp(b.other_name, name) != 0 ||
       (alen && memcmp(b.other, artifact, alen) != 0))
     abort();
+  fuzz_reached("read", CAP_OK);
   bundle_contents_free(&b);
   return 0;
 }

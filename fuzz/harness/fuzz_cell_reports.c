@@ -7,12 +7,15 @@
 #include <stdlib.h>
 
 #include "cell_private.h"
+#include "fuzz_reach.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   pid_t pid = cell_info_child_pid((const char *)data, size);
   if (pid < 0 || pid == 1) abort(); /* never the caller's init or a negative pid */
+  fuzz_reached_if("info", pid > 0);
   cap_error err = {0};
   cap_code code = cell_launcher_status((const char *)data, size, &err);
   if (code == CAP_OK || err.code != code) abort(); /* a refusal is always a failure */
+  fuzz_reached("status", code);
   return 0;
 }

@@ -3,11 +3,12 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "fuzz_reach.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   host_config cfg;
   cap_error err = {0};
-  config_parse((const char *)data, size, &cfg, &err);
+  fuzz_reached("config", config_parse((const char *)data, size, &cfg, &err));
   config_free(&cfg);
   return 0;
 }

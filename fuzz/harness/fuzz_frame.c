@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "frame.h"
+#include "fuzz_reach.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;
@@ -14,12 +15,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (size_t off = 0; off < size;) {
     size_t n = size - off < chunk ? size - off : chunk;
     cap_error err = {0};
-    if (frame_buffer_append(&fb, data + off, n, 8192, &err) != CAP_OK) break;
+    if (frame_buffer_append(&fb, data + off, n, 8192, &err) != CAP_OK) {
+      fuzz_reached("append", err.code);
+      break;
+    }
     off += n;
     for (;;) {
       json_t *msg = NULL;
       frame_status st = frame_next(&fb, 8192, &lim, &msg, &err);
       json_decref(msg);
+      if (st != FRAME_NEED_MORE) fuzz_reached("frame", st == FRAME_READY ? CAP_OK : err.code);
       if (st != FRAME_READY) break;
     }
   }

@@ -7,6 +7,7 @@
 #include "call_result.h"
 #include "describe.h"
 #include "strict_json.h"
+#include "fuzz_reach.h"
 
 static const char manifest_text[] =
     "{\"protocol\":\"dsh-capsule/0\",\"id\":\"fuzz.capsule\",\"entry\":\"./guest.mjs\","
@@ -29,11 +30,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   sj_limits fl = {16, 5000};
   cap_error err = {0};
   json_t *msg = sj_parse((const char *)data, size, &fl, CAP_E_FRAME_INVALID_JSON, "fuzz", &err);
+  fuzz_reached("parse", msg ? CAP_OK : err.code);
   if (!msg) return 0;
   json_t *descriptor = NULL, *result = NULL;
   cap_error e1 = {0}, e2 = {0};
-  describe_admit(msg, &m, &lim, &descriptor, &e1);
-  call_result_admit(msg, &lim, &result, &e2);
+  fuzz_reached("describe", describe_admit(msg, &m, &lim, &descriptor, &e1));
+  fuzz_reached("call", call_result_admit(msg, &lim, &result, &e2));
   json_decref(descriptor);
   json_decref(result);
   json_decref(msg);

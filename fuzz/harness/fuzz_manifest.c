@@ -3,12 +3,15 @@
 #include <stdint.h>
 
 #include "manifest.h"
+#include "fuzz_reach.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   sj_limits lim = {32, 10000};
   manifest m;
   cap_error err = {0};
-  if (manifest_parse((const char *)data, size, &lim, 64, &m, &err) == CAP_OK || m.json)
+  cap_code rc = manifest_parse((const char *)data, size, &lim, 64, &m, &err);
+  fuzz_reached("manifest", rc);
+  if (rc == CAP_OK || m.json)
     manifest_free(&m);
   return 0;
 }

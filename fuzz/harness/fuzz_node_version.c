@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_reach.h"
 #include "node_version.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -14,7 +15,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memcpy(text, data, n);
   text[n] = '\0';
   node_version v;
-  if (!node_version_parse(text, &v)) return 0;
+  bool parsed = node_version_parse(text, &v);
+  fuzz_reached_if("parse", parsed);
+  if (!parsed) return 0;
+  fuzz_reached_if("supported", node_version_supported(v));
   if (!node_version_supported(v)) return 0;
   /* A version the host accepts is never older than the minimum... */
   if (v.major < 20 || (v.major == 20 && v.minor < 11)) abort();

@@ -10,13 +10,14 @@
 #include <unistd.h>
 
 #include "runtime_scan.h"
+#include "fuzz_reach.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static int fd = -1;
   if (fd < 0) fd = memfd_create("fuzz-elf", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != (ssize_t)size) return 0;
   char interp[4096];
-  (void)runtime_elf_interpreter(fd, interp, sizeof interp);
+  fuzz_reached_if("interp", runtime_elf_interpreter(fd, interp, sizeof interp));
 
   char *text = malloc(size + 1);
   if (!text) return 0;
@@ -25,7 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *paths[RUNTIME_MAX_OBJECTS];
   size_t count = 0;
   cap_error err = {0};
-  if (runtime_parse_ld_list(text, paths, RUNTIME_MAX_OBJECTS, &count, &err) == CAP_OK)
+  cap_code rc = runtime_parse_ld_list(text, paths, RUNTIME_MAX_OBJECTS, &count, &err);
+  fuzz_reached("ld-list", rc);
+  if (rc == CAP_OK)
     for (size_t i = 0; i < count; i++)
       if (paths[i][0] != '/') abort(); /* only absolute paths are ever mounted */
   free(text);

@@ -37,7 +37,7 @@ bash -eu "$ROOT/fuzz/oss-fuzz/build_deps.sh" "$DEPS"
 # serve's dispatch and scheduler), compiled once.
 SRCS=("$ROOT"/common/*.c)
 for f in "$ROOT"/host/*.c; do [ "$(basename "$f")" = main.c ] || SRCS+=("$f"); done
-SRCS+=("$ROOT/launcher/bwrap_argv.c")
+SRCS+=("$ROOT/launcher/bwrap_argv.c" "$ROOT/launcher/launch_prepare.c")
 INC=(-I"$DEPS/include" -I"$ROOT/common" -I"$ROOT/host" -I"$ROOT/launcher" -I"$WORK/gen" -D_GNU_SOURCE)
 for src in "${SRCS[@]}"; do
   $CC $CFLAGS -std=gnu11 "${INC[@]}" -c "$src" -o "$WORK/obj/$(basename "$(dirname "$src")")_$(basename "$src" .c).o"
