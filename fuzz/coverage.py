@@ -3,7 +3,9 @@
 targets before (its seeds and the kept corpus) and after a libFuzzer run of
 COVERAGE_SECONDS from them, and that run's execs/s. Coverage comes from a
 separate build (clang source-based coverage, the replay driver) fed every
-corpus file; two harnesses run at a time. Writes build/fuzz/coverage.md."""
+corpus file; two harnesses run at a time. Writes build/fuzz/coverage.md;
+what the runs found is left in build/fuzz/corpus/<harness> for
+`make -C fuzz corpus`."""
 import concurrent.futures
 import json
 import os
@@ -103,6 +105,13 @@ def one(harness):
         sys.exit(f"fuzz_{harness} failed:\n{run.stderr[-2000:]}")
     execs = int(re.search(r"stat::average_exec_per_sec:\s+(\d+)", run.stderr).group(1))
     after = line_coverage(harness, corpus, work)
+    # What the run found joins the smoke corpus, which `make -C fuzz corpus`
+    # merges, minimized, into the kept corpus.
+    found = OUT / "corpus" / harness
+    found.mkdir(parents=True, exist_ok=True)
+    for p in corpus.iterdir():
+        if not (found / p.name).exists():
+            shutil.copy2(p, found / p.name)
     return harness, execs, before, after, len(list(corpus.iterdir()))
 
 

@@ -10,9 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "serve_state.h"
+#include "fuzz_reach.h"
 
 static cap_code fake_start(host *h, const char *tool, const json_t *input, call_supervisor *sup,
                            cap_error *err) {
@@ -49,6 +51,34 @@ static host *fake_host(void) {
   h.caps = &cap;
   h.cap_count = 1;
   return &h;
+}
+
+/* What serve wrote for one line: "answer result", "answer <JSON-RPC error
+ * code>" or "notify <method>" per message (replay build only: parsing the
+ * output costs time the fuzzer should spend on inputs). */
+static void report_output(const server *s) {
+#ifdef FUZZ_REACH
+  const char *p = s->out, *end = s->out + s->out_len;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t len = (size_t)((nl ? nl : end) - p);
+    json_t *msg = json_loadb(p, len, 0, NULL);
+    json_t *error = json_object_get(msg, "error");
+    char code[32];
+    if (error) {
+      snprintf(code, sizeof code, "%lld", (long long)json_integer_value(json_object_get(error, "code")));
+      fuzz_reached_text("answer", code);
+    } else if (json_object_get(msg, "result")) {
+      fuzz_reached_text("answer", "result");
+    } else if (json_is_string(json_object_get(msg, "method"))) {
+      fuzz_reached_text("notify", json_string_value(json_object_get(msg, "method")));
+    }
+    json_decref(msg);
+    p += len + 1;
+  }
+#else
+  (void)s;
+#endif
 }
 
 static void forget_calls(server *s) {
@@ -89,6 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       /* serve discards a longer line before dispatch (FRAME_TOO_LARGE). */
       mcp_handle_line(&s, p, len);
     }
+    report_output(&s);
     s.out_len = 0; /* what stdout would have taken */
     p += len + 1;
   }

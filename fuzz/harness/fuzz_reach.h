@@ -22,6 +22,15 @@ static inline void fuzz_reached(const char *step, cap_code code) {
 #endif
 }
 
+/* For outcomes that are not cap codes (JSON-RPC answers). */
+static inline void fuzz_reached_text(const char *step, const char *text) {
+#ifdef FUZZ_REACH
+  fprintf(stderr, "reached %s %s\n", step, text);
+#else
+  (void)step, (void)text;
+#endif
+}
+
 /* For the parsers that answer yes or no rather than with a code. */
 static inline void fuzz_reached_if(const char *step, bool ok) {
 #ifdef FUZZ_REACH

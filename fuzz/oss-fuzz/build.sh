@@ -54,7 +54,10 @@ for harness in "$ROOT"/fuzz/harness/fuzz_*.c; do
   cp "$ROOT/fuzz/dict/$short.dict" "$OUT/$name.dict"
   max_len=$(sed -n 's/^max_len = //p' "$ROOT/fuzz/options/$short.options" 2>/dev/null || true)
   printf '[libfuzzer]\ndict = %s.dict\nmax_len = %s\ntimeout = 10\n' "$name" "${max_len:-65536}" > "$OUT/$name.options"
-  (cd "$ROOT/fuzz/seeds/$short" && python3 -m zipfile -c "$OUT/${name}_seed_corpus.zip" .)
+  # Seed corpus: the generated seeds and the kept, minimized corpus.
+  corpus=("$ROOT/fuzz/seeds/$short"/*)
+  [ -d "$ROOT/fuzz/corpus/$short" ] && corpus+=("$ROOT/fuzz/corpus/$short"/*)
+  python3 -m zipfile -c "$OUT/${name}_seed_corpus.zip" "${corpus[@]}"
   count=$((count + 1))
 done
 echo "built $count harnesses into $OUT"
