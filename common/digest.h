@@ -9,6 +9,9 @@
 
 /* hex must hold SHA256_HEX_LEN + 1 bytes; lowercase output. */
 bool digest_sha256_hex(const void *data, size_t len, char *hex);
+/* SHA-256 of everything readable from fd, read in 64 KiB steps (no copy of
+ * the whole file); false on a read error or past max_bytes. */
+bool digest_sha256_fd_hex(int fd, unsigned long long max_bytes, char *hex);
 /* Fills hex with 2*nbytes lowercase hex digits of fresh randomness. */
 bool digest_random_hex(size_t nbytes, char *hex);
 /* True for exactly 64 lowercase hex digits. */

@@ -126,17 +126,13 @@ cap_code snapshot_adopt(host *h, const json_t *verdict, cap_error *err) {
     rc = cap_fail(err, CAP_E_INTERNAL, "snapshot job staged %s, not %s", path, expected);
   struct stat st;
   int fd = rc ? -1 : so_open_regular(h->stg.dirfd, SNAPSHOT_NAME, &st);
-  char *buf = NULL;
-  size_t len = 0;
   char hex[SHA256_HEX_LEN + 1];
   if (!rc && (fd < 0 || (json_int_t)st.st_dev != json_integer_value(json_object_get(snap, "dev")) ||
               (json_int_t)st.st_ino != json_integer_value(json_object_get(snap, "ino")) ||
-              so_read_bounded(fd, SNAPSHOT_MAX_BYTES, &buf, &len) != SO_READ_OK ||
-              !digest_sha256_hex(buf, len, hex) || strcmp(hex, sha) != 0))
+              !digest_sha256_fd_hex(fd, SNAPSHOT_MAX_BYTES, hex) || strcmp(hex, sha) != 0))
     rc = cap_fail(err, CAP_E_LAUNCH_SOURCE_MISMATCH,
                   "the staged snapshot is not the blob the job built and verified");
   if (fd >= 0) close(fd);
-  free(buf);
   if (rc) {
     report_state(h, json_pack("{s:s,s:s,s:s}", "state", "unavailable", "code",
                               cap_code_name(err->code), "message", err->message));
@@ -147,7 +143,7 @@ cap_code snapshot_adopt(host *h, const json_t *verdict, cap_error *err) {
   h->snapshot.ino = (unsigned long long)st.st_ino;
   snprintf(h->snapshot.sha256, sizeof h->snapshot.sha256, "%s", sha);
   report_state(h, json_pack("{s:s,s:s,s:I,s:O,s:O}", "state", "in use", "sha256", sha, "bytes",
-                            (json_int_t)len, "buildMs", json_object_get(snap, "buildMs"),
+                            (json_int_t)st.st_size, "buildMs", json_object_get(snap, "buildMs"),
                             "verifyMs", json_object_get(snap, "verifyMs")));
   return CAP_OK;
 }

@@ -1,0 +1,58 @@
+/* SHA-256 of a descriptor, streamed: the same digest as of the bytes in
+ * memory, across the 64 KiB read steps, and refused past the bound. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "digest.h"
+#include "unit.h"
+
+static int memfd_with(const void *data, size_t len) {
+  int fd = memfd_create("unit-digest", MFD_CLOEXEC);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, data, len), (ssize_t)len);
+  assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+  return fd;
+}
+
+static void known_vector(void **state) {
+  (void)state;
+  int fd = memfd_with("abc", 3);
+  char hex[SHA256_HEX_LEN + 1];
+  assert_true(digest_sha256_fd_hex(fd, 3, hex));
+  assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  close(fd);
+}
+
+static void same_as_in_memory_across_read_steps(void **state) {
+  (void)state;
+  size_t len = 3 * 65536 + 17; /* several full reads and a short last one */
+  unsigned char *data = malloc(len);
+  for (size_t i = 0; i < len; i++) data[i] = (unsigned char)(i * 31 + 7);
+  char streamed[SHA256_HEX_LEN + 1], whole[SHA256_HEX_LEN + 1];
+  int fd = memfd_with(data, len);
+  assert_true(digest_sha256_fd_hex(fd, len, streamed));
+  assert_true(digest_sha256_hex(data, len, whole));
+  assert_string_equal(streamed, whole);
+  close(fd);
+  free(data);
+}
+
+static void refused_past_the_bound(void **state) {
+  (void)state;
+  int fd = memfd_with("abcd", 4);
+  char hex[SHA256_HEX_LEN + 1];
+  assert_false(digest_sha256_fd_hex(fd, 3, hex));
+  close(fd);
+  assert_false(digest_sha256_fd_hex(-1, 3, hex)); /* a read error is a refusal */
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(known_vector),
+      cmocka_unit_test(same_as_in_memory_across_read_steps),
+      cmocka_unit_test(refused_past_the_bound),
+  };
+  return cmocka_run_group_tests_name("digest", tests, NULL, NULL);
+}
