@@ -271,11 +271,12 @@ def tar_gz(entries, fmt=tarfile.USTAR_FORMAT):
     return gzip.compress(tar_bytes(entries, fmt), mtime=0)
 
 
-def sparse_pax(name, data):
-    """A PAX 1.0 GNU sparse entry: a map block (one region, all of data), then data."""
-    sparse_map = f"1\n0\n{len(data)}\n".encode().ljust(512, b"\0")
+def sparse_pax(name, data, offset=0, declared=None):
+    """A PAX 1.0 GNU sparse entry: a map block (one region of data at offset), then data.
+    It declares `declared` bytes (default: all of it), whatever the map says."""
+    sparse_map = f"1\n{offset}\n{len(data)}\n".encode().ljust(512, b"\0")
     headers = {"GNU.sparse.major": "1", "GNU.sparse.minor": "0", "GNU.sparse.name": name,
-               "GNU.sparse.realsize": str(len(data))}
+               "GNU.sparse.realsize": str(len(data) + offset if declared is None else declared)}
     return (f"GNUSparseFile.0/{name}", sparse_map + data, None, {"pax_headers": headers})
 
 
@@ -298,6 +299,8 @@ bundles = [tar_gz([("capsule.json", m, None), ("guest.mjs", g, None)]),
                    ("guest.mjs", g, None, {"mtime": 1.5, "uname": "u" * 40})], tarfile.PAX_FORMAT),
            tar_gz([("capsule.json", m, None), ("d/" * 60 + "guest.mjs", g, None)], tarfile.GNU_FORMAT),
            tar_gz([("capsule.json", m, None), sparse_pax("guest.mjs", g)], tarfile.PAX_FORMAT),
+           # Declares 16 bytes, inflates past the artifact limit: the header is no bound.
+           tar_gz([("capsule.json", m, None), sparse_pax("guest.mjs", g, offset=70000, declared=16)], tarfile.PAX_FORMAT),
            tar_gz([("guest.mjs", g, None)]),
            tar_gz([("capsule.json", b" " * 8193, None)]),
            tar_gz([("capsule.json", m, None), ("guest.mjs", g, None)])[:-30],

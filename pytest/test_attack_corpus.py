@@ -106,11 +106,25 @@ def build_bundle(lab, root, spec):
                 z.writestr(e["name"], (root / e["from"]).read_bytes() if "from" in e else e.get("data", ""))
         return path
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as t:
+    # A sparse entry needs PAX headers (GNU sparse format 1.0).
+    fmt_tar = tarfile.PAX_FORMAT if any(e.get("type") == "sparse" for e in entries) else tarfile.USTAR_FORMAT
+    with tarfile.open(fileobj=buf, mode="w", format=fmt_tar) as t:
         for e in entries:
             info = tarfile.TarInfo(e["name"])
             kind = e.get("type", "file")
             data = b""
+            if kind == "sparse":
+                # One data region at "offset"; the entry declares "declaredSize"
+                # bytes (GNU.sparse.realsize), whatever its map says.
+                body = e.get("data", "").encode()
+                sparse_map = f"1\n{e['offset']}\n{len(body)}\n".encode().ljust(512, b"\0")
+                info = tarfile.TarInfo(f"GNUSparseFile.0/{e['name']}")
+                info.pax_headers = {"GNU.sparse.major": "1", "GNU.sparse.minor": "0",
+                                    "GNU.sparse.name": e["name"], "GNU.sparse.realsize": str(e["declaredSize"])}
+                data = sparse_map + body
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+                continue
             if kind == "file":
                 data = ((root / e["from"]).read_bytes() if "from" in e
                         else b"\0" * e["zeros"] if "zeros" in e else e.get("data", "").encode())
