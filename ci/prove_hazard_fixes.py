@@ -117,6 +117,11 @@ REVERTS = [
     ("DSH row registers all or nothing", "dsh/index.mjs",
      "  } catch (error) {\n    withdraw();\n    await stopHost();\n", "  } catch (error) {\n    await stopHost();\n",
      ["pytest/test_dsh.py::test_tool_name_dsh_already_has_registers_nothing"]),
+    # MCP: a cancelled call is finished for the client, so its id is free at once.
+    ("a cancelled call's id is free at once", "host/serve.c",
+     "if (!s->slots[i].cancelled && json_equal(s->slots[i].id, id)) return true;",
+     "if (json_equal(s->slots[i].id, id)) return true;",
+     ["pytest/test_mcp_protocol.py::test_id_of_a_cancelled_call_is_free_at_once"]),
     # A bundle entry is bounded while it inflates, not only by its header (issue 17).
     ("bundle entry bounded while it inflates", "host/bundle.c",
      "if (len + (size_t)n > limit) {", "if (false) {",

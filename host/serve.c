@@ -50,9 +50,11 @@ static void start_next(server *s) {
   }
 }
 
+/* A cancelled call is finished for the client (the spec lets it reuse the
+ * id at once) although its cell may still be joining: it does not count. */
 bool serve_call_in_flight(const server *s, const json_t *id) {
   for (size_t i = 0; i < s->count; i++)
-    if (json_equal(s->slots[i].id, id)) return true;
+    if (!s->slots[i].cancelled && json_equal(s->slots[i].id, id)) return true;
   return false;
 }
 

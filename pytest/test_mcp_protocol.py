@@ -161,6 +161,22 @@ def test_reused_id_of_a_call_in_flight_is_refused_and_cancel_hits_the_first(slow
     assert [m.get("id") for m in slow.messages].count(7) == 1
 
 
+def test_id_of_a_cancelled_call_is_free_at_once(slow):
+    """The cancel and the new call arrive together, so the cancelled call's
+    cell is certainly still being joined when the id comes back."""
+    slow.unique_ids = False
+    slow.initialize()
+    slow.call(7, "corpus_raw")
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+    again = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "corpus_raw", "arguments": {}}}
+    slow.p.stdin.write((json.dumps(cancel) + "\n" + json.dumps(again) + "\n").encode())  # one read
+    slow.p.stdin.flush()
+    msg = slow.next_response()
+    assert msg["id"] == 7 and "result" in msg and msg["result"]["isError"] is False, msg
+    assert slow.recv_or_none(1.5) is None, "the cancelled call gets no answer"
+    assert [m.get("id") for m in slow.messages].count(7) == 1
+
+
 def test_progress_notifications_for_a_call_that_asks(slow):
     r = slow.modern(3, "tools/call", {"name": "corpus_raw", "arguments": {}},
                     meta={"progressToken": "tok-1"})
