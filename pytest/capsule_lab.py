@@ -208,32 +208,53 @@ class Result:
         return f"Result(rc={self.rc}, stdout={self.stdout[:2000]!r}, stderr={self.stderr[-2000:]!r})"
 
 
-def cell_processes():
-    """Processes that belong to a cell or a launcher: none may outlive a run."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
+def _make_this_run_a_subreaper():
+    """Orphans of this test run (a cell whose host died) are reparented to
+    this process instead of init, so "what this run started" is exactly the
+    process tree below it: a second checkout's suite, a serve in use or a
+    second CI job on the machine is never counted (nor touched)."""
+    import ctypes
+    PR_SET_CHILD_SUBREAPER = 36
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+
+
+_make_this_run_a_subreaper()
+
+
+def _own_processes():
+    """(pid, argv) of every live process below this one."""
+    parent, argv = {}, {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            argv[int(pid)] = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if cmd and (cmd[0] in (b"bwrap", b"/runtime/node", b"capsule-launcher", b"capsule-probe")):
-            found.append((int(pid), cmd))
-    return found
+        parent[int(pid)] = int(stat.rsplit(")", 1)[1].split()[1])
+    me, own = os.getpid(), []
+    for pid in argv:
+        p, seen = parent.get(pid), 0
+        while p and p != me and seen < 4096:
+            p, seen = parent.get(p), seen + 1
+        if p == me:
+            own.append((pid, argv[pid]))
+    return own
+
+
+def cell_processes():
+    """Processes of this run that belong to a cell or a launcher: none may
+    outlive a run."""
+    return [(pid, cmd) for pid, cmd in _own_processes()
+            if cmd and cmd[0] in (b"bwrap", b"/runtime/node", b"capsule-launcher", b"capsule-probe")]
 
 
 def host_processes():
-    """Running `capsule-host serve` processes (of any build): the DSH row's hosts."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if cmd and cmd[0].endswith(b"capsule-host") and b"serve" in cmd:
-            found.append(pid)
-    return found
+    """Running `capsule-host serve` processes (of any build) this run started:
+    the DSH row's hosts."""
+    return [str(pid) for pid, cmd in _own_processes()
+            if cmd and cmd[0].endswith(b"capsule-host") and b"serve" in cmd]
 
 
 def assert_failed_closed(res: Result, code: str, lab: Lab):
