@@ -14,9 +14,9 @@ SANITIZE ?= 0
 PYTHON ?= /usr/bin/python3
 PYTEST_ARGS ?=
 
-PKGS := jansson libcrypto libseccomp libarchive
+PKGS := jansson libcrypto libseccomp libarchive zlib
 CFLAGS_PKG := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LIBS_PKG := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcrypto -lseccomp -larchive)
+LIBS_PKG := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcrypto -lseccomp -larchive -lz)
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wno-format-truncation -Werror
 CFLAGS ?= -O2 -g
@@ -40,7 +40,7 @@ GEN_PROBE := $(BUILD)/gen/cell_loader_cjs.h
 # bwrap argv, path and name rules, frame codec, inputSchema subset.
 UNIT_SRC := $(wildcard unit/test_*.c)
 UNIT_BIN := $(patsubst unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
-UNIT_OBJ := $(call obj,launcher/bwrap_argv.c host/names.c host/schema_check.c host/schema_validate.c)
+UNIT_OBJ := $(call obj,launcher/bwrap_argv.c host/names.c host/schema_check.c host/schema_validate.c host/jsonrpc_id.c)
 
 .PHONY: all deps test test-dsh unit examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report bench
 all: $(BIN)/capsule-host $(BIN)/capsule-launcher $(BIN)/capsule-probe

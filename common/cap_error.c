@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "safe_text.h"
+
 static const char *const code_names[CAP_E_COUNT] = {
     [CAP_OK] = "OK",
 #define CAP_NAME_ENTRY(name) [CAP_E_##name] = #name,
@@ -21,10 +23,19 @@ cap_code cap_code_from_name(const char *name) {
   return CAP_OK;
 }
 
+/* Formats wide, then keeps what fits as safe text: a message quotes
+ * untrusted bytes, and must still encode as JSON and stay one log line. */
+static void set_message(cap_error *err, const char *fmt, va_list ap) {
+  char wide[4 * sizeof err->message];
+  int n = vsnprintf(wide, sizeof wide, fmt, ap);
+  size_t len = n < 0 ? 0 : (size_t)n < sizeof wide ? (size_t)n : sizeof wide - 1;
+  safe_text(err->message, sizeof err->message, wide, len);
+}
+
 cap_code cap_vfail(cap_error *err, cap_code code, const char *fmt, va_list ap) {
   if (err && err->code == CAP_OK) {
     err->code = code;
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    set_message(err, fmt, ap);
   }
   return code;
 }
@@ -39,12 +50,11 @@ cap_code cap_fail(cap_error *err, cap_code code, const char *fmt, ...) {
 
 cap_code cap_override(cap_error *err, cap_code code, const char *fmt, ...) {
   if (!err) return code;
-  char msg[sizeof err->message];
+  cap_error fresh = {.code = code};
   va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_start(ap, fmt); /* the new message may quote the one it replaces */
+  set_message(&fresh, fmt, ap);
   va_end(ap);
-  err->code = code;
-  memcpy(err->message, msg, sizeof msg);
+  *err = fresh;
   return code;
 }

@@ -24,7 +24,11 @@ static const char *const eperm_syscalls[] = {
     "io_uring_setup", "io_uring_enter", "io_uring_register", /* io_uring */
     "keyctl", "add_key", "request_key",                       /* keyrings are not namespaced */
     "ptrace", "process_vm_readv", "process_vm_writev",
-    "perf_event_open", "bpf", "setns", NULL};
+    "perf_event_open", "bpf", "setns",
+    /* inotify watches and instances are charged to the host user's limits
+     * (no user namespace separates them): a cell could exhaust them for
+     * every process of that user. fanotify too. fs.watch then fails. */
+    "inotify_init", "inotify_init1", "fanotify_init", NULL};
 
 /* The new mount API answers ENOSYS, so callers fall back to mount(2),
  * which the cell cannot use without capabilities; clone3 answers ENOSYS so

@@ -1,7 +1,54 @@
 #include "strict_json.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* jansson allocates through these. While sj_parse runs, a budget derived
+ * from the node limit bounds the bytes the parse may allocate (counted as
+ * they are allocated, frees not credited: no header, so memory jansson
+ * hands out stays plain malloc memory that free() takes), so a frame of
+ * many small values is refused while it is parsed, not after its tree has
+ * filled the host's memory (jansson has no node limit of its own). */
+static struct {
+  bool on, exceeded;
+  size_t left;
+} budget;
+
+static void *budget_malloc(size_t n) {
+  if (budget.on) {
+    if (n > budget.left) {
+      budget.exceeded = true;
+      return NULL;
+    }
+    budget.left -= n;
+  }
+  return malloc(n);
+}
+
+/* Before main, so that one allocator serves every jansson allocation. */
+__attribute__((constructor)) static void install_budget_allocator(void) {
+  json_set_alloc_funcs(budget_malloc, free);
+}
+
+json_t *sj_load_bounded(const char *buf, size_t len, size_t flags, size_t budget_bytes,
+                        bool *exceeded, json_error_t *jerr) {
+  budget.on = true;
+  budget.exceeded = false;
+  budget.left = budget_bytes;
+  json_t *v = json_loadb(buf, len, flags, jerr);
+  *exceeded = budget.exceeded;
+  budget.on = false;
+  if (*exceeded) {
+    json_decref(v);
+    return NULL;
+  }
+  return v;
+}
+
+size_t sj_parse_budget(size_t len, const sj_limits *lim) {
+  return lim->max_nodes * SJ_BYTES_PER_NODE + 4 * len + 65536;
+}
 
 static void measure(const json_t *v, size_t level, size_t *depth,
                     size_t *nodes) {
@@ -33,10 +80,26 @@ bool sj_within(const json_t *v, const sj_limits *lim) {
 json_t *sj_parse(const char *buf, size_t len, const sj_limits *lim,
                  cap_code syntax_code, const char *what, cap_error *err) {
   json_error_t jerr;
+  /* jansson 2.14 drops a raw NUL right after a number or literal (123<NUL>
+   * parses): no NUL byte reaches it, so no two readers disagree. */
+  const char *nul = memchr(buf, '\0', len);
+  if (nul) {
+    cap_fail(err, syntax_code, "%s is not strict JSON: NUL byte at byte %zu", what,
+             (size_t)(nul - buf));
+    return NULL;
+  }
   /* jansson refuses "\u0000" unless JSON_ALLOW_NUL is given, and invalid
    * UTF-8 always. JSON_DECODE_ANY: scalars parse so callers can say why
    * they are wrong. */
-  json_t *v = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+  bool exceeded;
+  json_t *v = sj_load_bounded(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
+                              sj_parse_budget(len, lim), &exceeded, &jerr);
+  if (exceeded) {
+    cap_fail(err, CAP_E_JSON_LIMIT,
+             "%s exceeds JSON limits while parsing: more memory than %zu nodes may take "
+             "(max %zu nodes)", what, lim->max_nodes, lim->max_nodes);
+    return NULL;
+  }
   if (!v) {
     cap_fail(err, syntax_code, "%s is not strict JSON: %s at byte %d", what,
              jerr.text, jerr.position);

@@ -1,6 +1,8 @@
-/* Strict JSON on top of jansson: duplicate keys, NUL bytes and invalid
- * UTF-8 are refused by the parser; depth and node counts are bounded after
- * parsing; objects are checked against an exact key set. */
+/* Strict JSON on top of jansson: duplicate keys, NUL bytes (raw or
+ * escaped), invalid UTF-8, lone surrogate escapes and integers outside
+ * int64 are refused; memory is bounded while parsing (a budget derived from
+ * the node limit) and depth and node counts exactly after; objects are
+ * checked against an exact key set. */
 #ifndef STRICT_JSON_H
 #define STRICT_JSON_H
 
@@ -14,6 +16,17 @@ typedef struct {
   size_t max_depth; /* a scalar at top level has depth 1 */
   size_t max_nodes; /* every value counts, keys do not */
 } sj_limits;
+
+/* The most one parse of len bytes may hold: generous for any document
+ * within max_nodes (jansson's largest node, an empty object with its hash
+ * table, takes about 250 bytes here), small beside the tree a flood of
+ * empty objects would build. */
+#define SJ_BYTES_PER_NODE 512u
+size_t sj_parse_budget(size_t len, const sj_limits *lim);
+/* json_loadb allocating at most budget_bytes (cumulative): NULL with
+ * *exceeded set when the parse would need more. */
+json_t *sj_load_bounded(const char *buf, size_t len, size_t flags, size_t budget_bytes,
+                        bool *exceeded, json_error_t *jerr);
 
 /* Parses exactly one JSON value from buf (no trailing bytes). On a syntax
  * error returns NULL with syntax_code; on a limit breach returns NULL with

@@ -11,20 +11,36 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bundle_gunzip.h"
 #include "safe_open.h"
 
 #define BUNDLE_MAX_ENTRIES 2
 
+/* Exactly one container, tar, read from the stream bundle_gunzip.c
+ * inflates: libarchive gets no filter of its own to run. */
 static struct archive *reader(void) {
   struct archive *a = archive_read_new();
-  /* Exactly one container and one compression: everything else is refused. */
-  archive_read_support_filter_gzip(a);
-  archive_read_support_format_tar(a);
+  if (a) archive_read_support_format_tar(a);
   return a;
 }
 
-static cap_code read_entry_data(struct archive *a, size_t limit, cap_code too_large,
-                                const char *name, char **out, size_t *out_len, cap_error *err) {
+/* What the inflated tar stream may hold: both entries at their limits,
+ * plus headers, padding and the end-of-archive blocks. */
+static size_t inflated_max(const host_limits *lim) {
+  return (size_t)lim->max_manifest_bytes + (size_t)lim->max_artifact_bytes + (1u << 20);
+}
+
+/* A libarchive failure, named by the gzip layer when it was that layer. */
+static cap_code archive_failure(struct archive *a, const bundle_gunzip *g, const char *what,
+                                cap_error *err) {
+  if (bundle_gunzip_failure(g, err)) return err->code;
+  return cap_fail(err, CAP_E_BUNDLE_FORMAT, "%s: %s", what,
+                  archive_error_string(a) ? archive_error_string(a) : "unreadable");
+}
+
+static cap_code read_entry_data(struct archive *a, const bundle_gunzip *g, size_t limit,
+                                cap_code too_large, const char *name, char **out, size_t *out_len,
+                                cap_error *err) {
   size_t cap = 0, len = 0;
   char *buf = NULL;
   for (;;) {
@@ -32,8 +48,9 @@ static cap_code read_entry_data(struct archive *a, size_t limit, cap_code too_la
     la_ssize_t n = archive_read_data(a, chunk, sizeof chunk);
     if (n < 0) {
       free(buf);
-      return cap_fail(err, CAP_E_BUNDLE_FORMAT, "bundle entry %s is corrupt: %s", name,
-                      archive_error_string(a));
+      char what[300];
+      snprintf(what, sizeof what, "bundle entry %s is corrupt", name);
+      return archive_failure(a, g, what, err);
     }
     if (n == 0) break;
     if (len + (size_t)n > limit) {
@@ -60,19 +77,15 @@ static cap_code read_entry_data(struct archive *a, size_t limit, cap_code too_la
   return CAP_OK;
 }
 
-static cap_code read_all(struct archive *a, const host_limits *lim, bundle_contents *out,
-                         cap_error *err) {
+static cap_code read_all(struct archive *a, const bundle_gunzip *g, const host_limits *lim,
+                         bundle_contents *out, cap_error *err) {
   memset(out, 0, sizeof *out);
   struct archive_entry *e;
   size_t regular = 0;
   for (;;) {
     int r = archive_read_next_header(a, &e);
     if (r == ARCHIVE_EOF) break;
-    if (r != ARCHIVE_OK)
-      return cap_fail(err, CAP_E_BUNDLE_FORMAT, "not a gzip-compressed tar bundle: %s",
-                      archive_error_string(a) ? archive_error_string(a) : "unreadable");
-    if (archive_filter_code(a, 0) != ARCHIVE_FILTER_GZIP)
-      return cap_fail(err, CAP_E_BUNDLE_FORMAT, "bundle must be gzip-compressed");
+    if (r != ARCHIVE_OK) return archive_failure(a, g, "not a gzip-compressed tar bundle", err);
     const char *raw = archive_entry_pathname(e);
     if (!raw) return cap_fail(err, CAP_E_BUNDLE_ENTRY_UNSAFE, "bundle entry without a name");
     const char *name = strncmp(raw, "./", 2) == 0 ? raw + 2 : raw;
@@ -100,11 +113,11 @@ static cap_code read_all(struct archive *a, const host_limits *lim, bundle_conte
       return cap_fail(err, too_large, "bundle entry %s declares %lld bytes (limit %zu)", name,
                       (long long)archive_entry_size(e), limit);
     if (is_manifest) {
-      if (read_entry_data(a, limit, too_large, name, &out->manifest, &out->manifest_len, err))
+      if (read_entry_data(a, g, limit, too_large, name, &out->manifest, &out->manifest_len, err))
         return err->code;
     } else {
       snprintf(out->other_name, sizeof out->other_name, "%s", name);
-      if (read_entry_data(a, limit, too_large, name, &out->other, &out->other_len, err))
+      if (read_entry_data(a, g, limit, too_large, name, &out->other, &out->other_len, err))
         return err->code;
     }
   }
@@ -113,29 +126,28 @@ static cap_code read_all(struct archive *a, const host_limits *lim, bundle_conte
   return CAP_OK;
 }
 
-static cap_code finish(struct archive *a, cap_code rc, bundle_contents *out) {
+/* fd >= 0: read from it; otherwise from mem[0..len). */
+static cap_code read_bundle(int fd, const void *mem, size_t len, const host_limits *lim,
+                            bundle_contents *out, cap_error *err) {
+  memset(out, 0, sizeof *out);
+  struct archive *a = reader();
+  if (!a) return cap_fail(err, CAP_E_INTERNAL, "out of memory");
+  bundle_gunzip *g = bundle_gunzip_open(a, fd, mem, len, inflated_max(lim), err);
+  cap_code rc = g ? read_all(a, g, lim, out, err) : err->code;
+  if (!rc) rc = bundle_gunzip_drain(a, g, err);
   archive_read_free(a);
+  bundle_gunzip_free(g);
   if (rc) bundle_contents_free(out);
   return rc;
 }
 
 cap_code bundle_read_fd(int fd, const host_limits *lim, bundle_contents *out, cap_error *err) {
-  struct archive *a = reader();
-  memset(out, 0, sizeof *out);
-  if (archive_read_open_fd(a, fd, 65536) != ARCHIVE_OK)
-    return finish(a, cap_fail(err, CAP_E_BUNDLE_FORMAT, "not a gzip-compressed tar bundle: %s",
-                              archive_error_string(a) ? archive_error_string(a) : "unreadable"),
-                  out);
-  return finish(a, read_all(a, lim, out, err), out);
+  return read_bundle(fd, NULL, 0, lim, out, err);
 }
 
 cap_code bundle_read_memory(const void *buf, size_t len, const host_limits *lim,
                             bundle_contents *out, cap_error *err) {
-  struct archive *a = reader();
-  memset(out, 0, sizeof *out);
-  if (archive_read_open_memory(a, buf, len) != ARCHIVE_OK)
-    return finish(a, cap_fail(err, CAP_E_BUNDLE_FORMAT, "not a gzip-compressed tar bundle"), out);
-  return finish(a, read_all(a, lim, out, err), out);
+  return read_bundle(-1, buf, len, lim, out, err);
 }
 
 cap_code bundle_read_path(const char *path, const host_limits *lim, bundle_contents *out,

@@ -7,6 +7,7 @@
 #include "bundle.h"
 #include "capsule.h"
 #include "digest.h"
+#include "safe_open.h"
 
 static json_t *summary(const manifest *m, const char *actual) {
   return json_pack("{s:s,s:s,s:{s:s,s:s,s:b},s:O,s:O}", "id", m->id, "entry", m->entry,
@@ -48,6 +49,10 @@ cap_code bundle_cli_inspect(const char *path, const host_limits *lim, json_t **r
   manifest m;
   memset(&m, 0, sizeof m);
   char hex[SHA256_HEX_LEN + 1] = "";
+  memset(&b, 0, sizeof b);
+  /* As a configured bundle: the path names exactly one file, as given. */
+  if (!so_is_plain_absolute(path))
+    return cap_fail(err, CAP_E_BUNDLE_OPEN, "bundle path %s is not a normalised absolute path", path);
   cap_code rc = capsule_admit_bundle(path, NULL, lim, &m, &b, hex, err);
   if (!rc) {
     *report = summary(&m, hex);

@@ -251,6 +251,23 @@ json_t *supervisor_verdict(call_supervisor *s) {
   return v;
 }
 
+cap_code supervisor_outcome(const json_t *v, const char **message) {
+  if (json_is_true(json_object_get(v, "ok")) && json_is_object(json_object_get(v, "result"))) {
+    *message = "";
+    return CAP_OK;
+  }
+  const json_t *e = json_object_get(v, "error");
+  const char *name = json_string_value(json_object_get(e, "code"));
+  const char *msg = json_string_value(json_object_get(e, "message"));
+  cap_code code = name ? cap_code_from_name(name) : CAP_OK;
+  if (code == CAP_OK || !msg) {
+    *message = "the call's supervisor reported no outcome";
+    return CAP_E_INTERNAL;
+  }
+  *message = msg;
+  return code;
+}
+
 void supervisor_cancel(call_supervisor *s) {
   if (!s->exited) syscall(SYS_pidfd_send_signal, s->pidfd, SIGTERM, NULL, 0);
 }

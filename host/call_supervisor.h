@@ -51,6 +51,12 @@ bool supervisor_read(call_supervisor *s, size_t max);
 void supervisor_drain(call_supervisor *s, size_t max);
 /* After exit: {"ok":true,"result":{...}} or {"ok":false,"error":{...}}. */
 json_t *supervisor_verdict(call_supervisor *s);
+/* The one reading of a call's verdict: CAP_OK only for "ok":true with a
+ * result object; an error's code when it names a documented code other than
+ * OK; INTERNAL for anything else (no code, an unknown one, a recycle verdict
+ * where a call was expected): never success. *message is the verdict's
+ * message, or one saying what was wrong with it; valid while v lives. */
+cap_code supervisor_outcome(const json_t *v, const char **message);
 void supervisor_cancel(call_supervisor *s);
 /* Reaps and frees; blocks only until the (already exited) child is reaped. */
 void supervisor_finish(call_supervisor *s);

@@ -107,17 +107,16 @@ static cap_code resolve_workspace(const capsule_config *cfg, const manifest *m,
                     open_errno_text(errno));
       break;
     }
-    int ok = fstat(fd, &st);
-    int fstat_errno = errno;
-    close(fd);
-    if (ok != 0) {
+    if (fstat(fd, &st) != 0) {
       rc = cap_fail(err, CAP_E_WORKSPACE_TARGET_INVALID, "workspace file %s cannot be inspected: %s",
-                    path, strerror(fstat_errno));
+                    path, strerror(errno));
+      close(fd);
       break;
     }
     if (!S_ISREG(st.st_mode)) {
       rc = cap_fail(err, CAP_E_WORKSPACE_TARGET_INVALID, "workspace file %s is %s", path,
                     file_type(st.st_mode));
+      close(fd);
       break;
     }
     /* Another name for the inode could be anywhere: refuse aliases. */
@@ -125,17 +124,20 @@ static cap_code resolve_workspace(const capsule_config *cfg, const manifest *m,
       rc = cap_fail(err, CAP_E_WORKSPACE_HARDLINK,
                     "workspace file %s has %lu hard links; exactly one is required", path,
                     (unsigned long)st.st_nlink);
+      close(fd);
       break;
     }
     if ((unsigned long long)st.st_dev == out->guest.dev &&
         (unsigned long long)st.st_ino == out->guest.ino) {
       rc = cap_fail(err, CAP_E_WORKSPACE_STAGING_OVERLAP, "workspace file %s is a staged file", path);
+      close(fd);
       break;
     }
     workspace_file *wf = &out->files[out->file_count++];
     wf->path = path;
     wf->dev = (unsigned long long)st.st_dev;
     wf->ino = (unsigned long long)st.st_ino;
+    wf->pin_fd = fd;
   }
   close(root);
   return rc;
@@ -257,6 +259,9 @@ cap_code capsule_load(const capsule_config *cfg, const host_limits *lim, staging
 }
 
 void capsule_free(loaded_capsule *c) {
+  for (size_t i = 0; i < c->file_count; i++)
+    if (c->files[i].pin_fd >= 0) close(c->files[i].pin_fd);
+  c->file_count = 0;
   manifest_free(&c->m);
   json_decref(c->descriptor);
   c->descriptor = NULL;

@@ -17,6 +17,11 @@
 typedef struct {
   const char *path; /* relative, as requested */
   unsigned long long dev, ino;
+  /* The granted inode, held open (O_PATH) from activation to capsule_free:
+   * while it is held the filesystem cannot hand its number to another
+   * file, so (dev, ino) names this file and no later one (ext4 reuses a
+   * freed number at once). */
+  int pin_fd;
 } workspace_file;
 
 typedef struct {

@@ -184,6 +184,24 @@ pump_result pump(cell *c, long long deadline, cap_error *err) {
   return PUMP_PROGRESS;
 }
 
+/* bwrap resolves each --ro-bind-fd back to a path by name before it
+ * mounts, then compares inodes: a granted file unlinked or swapped in that
+ * window ends the cell with one of these, before any guest code ran. It is
+ * the same race the launcher's own checks refuse: LAUNCH_SOURCE_MISMATCH. */
+static bool lost_a_source(const cell *c, const char *tail, cap_error *err) {
+  static const char *const said[] = {"bwrap: Can't find source path /proc/self/fd/",
+                                     "bwrap: Race condition binding dirfd", NULL};
+  if (!c->exited || !WIFEXITED(c->wait_status) || WEXITSTATUS(c->wait_status) != 1) return false;
+  for (const char *const *s = said; *s; s++)
+    if (strncmp(tail, *s, strlen(*s)) == 0) {
+      cap_fail(err, CAP_E_LAUNCH_SOURCE_MISMATCH,
+               "a source changed between the launcher's check and bwrap's mount; bwrap said: %s",
+               tail);
+      return true;
+    }
+  return false;
+}
+
 static cap_code exited_early(cell *c, cap_error *err) {
   /* Give the process a moment to be reaped so the status is meaningful. */
   long long until = mono_ms() + 200;
@@ -195,6 +213,7 @@ static cap_code exited_early(cell *c, cap_error *err) {
   char tail[400];
   cell_stderr_tail(c, tail, sizeof tail);
   if (ceiling_failure(c, tail, err)) return err->code;
+  if (lost_a_source(c, tail, err)) return err->code;
   if (c->exited && WIFSIGNALED(c->wait_status))
     return cap_fail(err, CAP_E_CELL_EXITED, "cell ended by signal %d before answering; stderr: %s",
                     WTERMSIG(c->wait_status), tail);

@@ -25,7 +25,11 @@ static void cell_init(cell *c, const host_limits *lim) {
   c->lim = lim;
   /* Whole frames may nest a few levels above a descriptor or value. */
   c->frame_limits.max_depth = (size_t)lim->max_json_depth + 4;
-  c->frame_limits.max_nodes = (size_t)lim->max_frame_bytes;
+  /* The most nodes a legitimate frame holds: a describe.result of
+   * maxContributions tools, each schema within maxJsonNodes, plus their
+   * envelopes. The parse budget follows from it (strict_json.h); a call
+   * narrows it to one output (host_call.c). */
+  c->frame_limits.max_nodes = (size_t)lim->max_contributions * ((size_t)lim->max_json_nodes + 16) + 64;
   c->pidfd = c->in_fd = c->out_fd = c->err_fd = c->status_fd = c->info_fd = -1;
   c->init_pidfd = -1;
 }

@@ -59,6 +59,9 @@ static cap_code call_described_cell(host *h, loaded_capsule *cap, cell *c, cap_c
     rc = cell_send(c, req, deadline, CAP_E_CELL_CALL_TIMEOUT, err);
     json_decref(req);
   }
+  /* A call.result is one output (maxJsonNodes) in a small envelope: the
+   * frame's parse may hold no more, whatever many cells answer at once. */
+  c->frame_limits.max_nodes = (size_t)h->cfg.limits.max_json_nodes + 16;
   if (!rc) rc = cell_expect(c, "call.result", deadline, CAP_E_CELL_CALL_TIMEOUT, &reply, err);
   if (!rc) rc = call_result_admit(reply, &h->cfg.limits, result, err);
   json_decref(reply);

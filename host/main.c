@@ -37,29 +37,63 @@ static void install_signals(staging *s) {
   signal(SIGPIPE, SIG_IGN);
 }
 
-static void print_json(json_t *v) {
-  char *text = json_dumps(v, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-  if (text) {
-    puts(text);
-    free(text);
-  }
+/* Prints v, or `fallback` (fixed, valid JSON) when v could not be built or
+ * encoded: every command answers on stdout, never with silence. */
+static void print_json_or(json_t *v, const char *fallback) {
+  char *text = v ? json_dumps(v, JSON_INDENT(2) | JSON_ENSURE_ASCII) : NULL;
+  puts(text ? text : fallback);
+  free(text);
   json_decref(v);
   fflush(stdout);
 }
 
+static void print_json(json_t *v) {
+  print_json_or(v, "{\"ok\": false, \"error\": {\"code\": \"INTERNAL\", \"message\": "
+                   "\"the answer could not be encoded\"}}");
+}
+
 static int fail(const cap_error *err) {
-  print_json(json_pack("{s:b,s:{s:s,s:s}}", "ok", 0, "error", "code", cap_code_name(err->code),
-                       "message", err->message));
+  char fallback[200]; /* a code name is plain ASCII */
+  snprintf(fallback, sizeof fallback, "{\"ok\": false, \"error\": {\"code\": \"%s\", "
+           "\"message\": \"(the message could not be encoded)\"}}", cap_code_name(err->code));
+  print_json_or(json_pack("{s:b,s:{s:s,s:s}}", "ok", 0, "error", "code", cap_code_name(err->code),
+                          "message", err->message), fallback);
   fprintf(stderr, "capsule-host: %s: %s\n", cap_code_name(err->code), err->message);
   return err->code == CAP_E_USAGE ? 2 : 1;
 }
+
+/* capsule-host --help (-h, help): the commands and their options, on
+ * stdout, exit 0; a wrong command line gets the one-line USAGE error. */
+static const char help_text[] =
+    "capsule-host: runs DSH capsule guests in fresh bubblewrap cells and publishes their tools.\n"
+    "\n"
+    "Usage: capsule-host COMMAND [OPTIONS]\n"
+    "\n"
+    "  attest [--config F]        attest the execution world (Node, bwrap, shared objects, a cell)\n"
+    "  activate --config F [--timings]\n"
+    "                             admit, stage, attest and describe every capsule; print what\n"
+    "                             would be published (all or nothing)\n"
+    "  call --config F TOOL [--input JSON] [--timings]\n"
+    "                             activate, then run one tool call in a fresh cell\n"
+    "  serve --config F           activate, then serve MCP over stdio (one JSON-RPC message a line)\n"
+    "  pack DIR -o FILE [--config F]\n"
+    "                             write DIR's capsule.json and artifact as a .capsule.tar.gz bundle\n"
+    "  inspect FILE [--config F]  read a bundle (an absolute path) and report it, running nothing\n"
+    "  doctor [--config F]        check this machine: bwrap, user namespaces, AppArmor, Node\n"
+    "  defaults                   the config fields with their defaults and bounds\n"
+    "  --version                  the version\n"
+    "  --help, -h, help           this text\n"
+    "\n"
+    "Each command above prints one JSON document on stdout: {\"ok\":true,...}, or\n"
+    "{\"ok\":false,\"error\":{\"code\",\"message\"}} with exit 1 (2 for USAGE); the codes are in\n"
+    "docs/ERRORS.md.\n";
 
 static int usage(const char *why) {
   cap_error err = {0};
   cap_fail(&err, CAP_E_USAGE,
            "%s. Usage: capsule-host attest [--config F] | activate --config F | call --config F "
            "TOOL [--input JSON] [--timings] | serve --config F | pack DIR -o FILE | inspect FILE "
-           "| doctor [--config F] | defaults | --version",
+           "| doctor [--config F] | defaults | --version | --help",
            why);
   return fail(&err);
 }
@@ -90,6 +124,11 @@ static int bundle_command(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   if (argc < 2) return usage("missing command");
+  if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+                    strcmp(argv[1], "help") == 0)) {
+    fputs(help_text, stdout);
+    return 0;
+  }
   if (strcmp(argv[1], "pack") == 0 || strcmp(argv[1], "inspect") == 0) return bundle_command(argc, argv);
   const char *cmd = argv[1], *config = NULL, *tool = NULL, *input_text = "{}";
   bool timings = false;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonrpc_id.h"
 #include "serve_state.h"
 #include "strict_json.h"
 #include "version.h"
@@ -127,10 +128,13 @@ static void handle_call(server *s, const mcp_request *r) {
   if (!host_find_tool(s->h, name, NULL)) {
     char msg[160];
     snprintf(msg, sizeof msg, "Unknown tool: %.100s", name);
+    serve_log_call(name, "TOOL_NOT_FOUND", 0, "refused");
     return serve_send_error(s, r->id, JSONRPC_INVALID_PARAMS, msg, "TOOL_NOT_FOUND");
   }
-  if (s->shutting_down)
+  if (s->shutting_down) {
+    serve_log_call(name, "BUSY", 0, "refused");
     return serve_send_error(s, r->id, JSONRPC_SERVER_BUSY, "BUSY: shutting down", "BUSY");
+  }
   call_origin origin = {r->progress_token, r->era == ERA_MODERN};
   serve_admit_call(s, r->id, name, args, &origin);
 }
@@ -266,27 +270,32 @@ static void handle_message(server *s, json_t *msg) {
   if (read_era(s, &r)) dispatch(s, &r);
 }
 
-/* A line the strict parser refused: if it is still JSON (a U+0000 in a
- * string, a limit exceeded) with a readable id, answer under that id so
- * the client's request does not hang; otherwise it is a parse error. */
-static void refuse_line(server *s, const char *line, size_t len, const cap_error *err) {
-  json_error_t jerr;
-  json_t *loose = json_loadb(line, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &jerr);
-  const json_t *id = json_is_object(loose) ? request_id(loose) : NULL;
+/* A line the strict parser refused: answered under its id when one can be
+ * read (jsonrpc_id.c), otherwise a parse error. */
+static void refuse_line(server *s, const char *line, size_t len, const sj_limits *lim,
+                        const cap_error *err) {
+  json_t *id = jsonrpc_recover_id(line, len, 2 * sj_parse_budget(len, lim));
   if (id)
     serve_send_error(s, id, JSONRPC_INVALID_REQUEST, err->message, cap_code_name(err->code));
   else
     serve_send_error(s, NULL, JSONRPC_PARSE_ERROR, err->message, cap_code_name(err->code));
-  json_decref(loose);
+  json_decref(id);
+}
+
+/* JSON's whitespace only: a blank line carries no message (as an empty one). */
+static bool blank(const char *line, size_t len) {
+  for (size_t i = 0; i < len; i++)
+    if (!strchr(" \t\r", line[i]) || line[i] == '\0') return false;
+  return true;
 }
 
 void mcp_handle_line(server *s, const char *line, size_t len) {
-  if (len == 0) return;
+  if (blank(line, len)) return;
   const host_limits *l = &s->h->cfg.limits;
   sj_limits lim = {(size_t)l->max_json_depth + 4, (size_t)l->max_json_nodes + 64};
   cap_error err = {0};
   json_t *msg = sj_parse(line, len, &lim, CAP_E_FRAME_INVALID_JSON, "JSON-RPC message", &err);
-  if (!msg) return refuse_line(s, line, len, &err);
+  if (!msg) return refuse_line(s, line, len, &lim, &err);
   handle_message(s, msg);
   json_decref(msg);
 }
@@ -299,7 +308,9 @@ void mcp_send_progress(server *s, const json_t *token, int progress, const char 
 
 json_t *mcp_call_result(json_t *verdict, bool modern) {
   json_t *res;
-  if (json_is_true(json_object_get(verdict, "ok"))) {
+  const char *message;
+  cap_code code = supervisor_outcome(verdict, &message);
+  if (code == CAP_OK) {
     json_t *r = json_object_get(verdict, "result");
     if (json_is_true(json_object_get(r, "isError"))) {
       res = json_pack("{s:[{s:s,s:O}],s:b}", "content", "type", "text", "text",
@@ -310,16 +321,15 @@ json_t *mcp_call_result(json_t *verdict, bool modern) {
       res = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text",
                       text ? text : "null", "isError", 0);
       free(text);
-      if (json_is_object(out)) json_object_set(res, "structuredContent", out);
+      if (res && json_is_object(out)) json_object_set(res, "structuredContent", out);
     }
   } else {
-    json_t *e = json_object_get(verdict, "error");
     char msg[900];
-    snprintf(msg, sizeof msg, "%s: %s", json_string_value(json_object_get(e, "code")),
-             json_string_value(json_object_get(e, "message")));
-    res = json_pack("{s:[{s:s,s:s}],s:b,s:{s:O}}", "content", "type", "text", "text", msg,
-                    "isError", 1, "_meta", "dsh-capsule/error", e);
+    snprintf(msg, sizeof msg, "%s: %s", cap_code_name(code), message);
+    res = json_pack("{s:[{s:s,s:s}],s:b,s:{s:{s:s,s:s}}}", "content", "type", "text", "text",
+                    msg, "isError", 1, "_meta", "dsh-capsule/error", "code", cap_code_name(code),
+                    "message", message);
   }
-  if (modern) json_object_set_new(res, "resultType", json_string("complete"));
+  if (res && modern) json_object_set_new(res, "resultType", json_string("complete"));
   return res;
 }

@@ -4,6 +4,7 @@
  * carries protocol only (serve_output.c), the protocol is mcp_dispatch.c. */
 #include "serve.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -11,11 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "safe_text.h"
 #include "serve_state.h"
 #include "snapshot.h"
 
@@ -30,6 +34,15 @@ static void drop_slot(server *s, size_t i) {
   s->count--;
 }
 
+/* The audit line of one tools/call: every admitted or refused call ends
+ * with exactly one, naming its real outcome ("ok" or the error code). */
+void serve_log_call(const char *tool, const char *outcome, long long since_ms, const char *how) {
+  char name[200];
+  safe_text(name, sizeof name, tool, strlen(tool)); /* an unknown tool's name is the client's */
+  fprintf(stderr, "capsule-host: call %s %s in %lld ms (%s)\n", name, outcome,
+          since_ms ? mono_ms() - since_ms : 0, how);
+}
+
 static void start_next(server *s) {
   if (s->shutting_down) return; /* queued calls are answered by begin_shutdown */
   while (s->running < (size_t)s->h->cfg.limits.max_concurrent_calls && s->running < s->count) {
@@ -41,6 +54,7 @@ static void start_next(server *s) {
       char msg[700];
       snprintf(msg, sizeof msg, "%s: %s", cap_code_name(err.code), err.message);
       serve_send_error(s, c->id, JSONRPC_SERVER_BUSY, msg, cap_code_name(err.code));
+      serve_log_call(c->tool, cap_code_name(err.code), c->arrived_ms, "not started");
       drop_slot(s, s->running);
       continue;
     }
@@ -67,12 +81,16 @@ void serve_admit_call(server *s, const json_t *id, const char *name, const json_
     snprintf(msg, sizeof msg, "BUSY: %zu calls running and %zu queued (maxConcurrentCalls %lld, "
              "maxQueuedCalls %lld); retry later", s->running, queued,
              s->h->cfg.limits.max_concurrent_calls, s->h->cfg.limits.max_queued_calls);
+    serve_log_call(name, "BUSY", 0, "refused");
     return serve_send_error(s, id, JSONRPC_SERVER_BUSY, msg, "BUSY");
   }
   if (s->count == s->cap) {
     size_t cap = s->cap ? s->cap * 2 : 16;
     call_slot *p = realloc(s->slots, cap * sizeof *p);
-    if (!p) return serve_send_error(s, id, JSONRPC_SERVER_BUSY, "out of memory", "INTERNAL");
+    if (!p) {
+      serve_log_call(name, "INTERNAL", 0, "refused");
+      return serve_send_error(s, id, JSONRPC_SERVER_BUSY, "out of memory", "INTERNAL");
+    }
     s->slots = p;
     s->cap = cap;
   }
@@ -92,26 +110,37 @@ void serve_cancel(server *s, const json_t *rid) {
     call_slot *c = &s->slots[i];
     if (!json_equal(c->id, rid) || c->cancelled) continue;
     c->cancelled = true; /* the spec: no response for a cancelled request */
-    if (c->running)
-      s->runner->cancel(&c->sup);
-    else
+    if (c->running) {
+      s->runner->cancel(&c->sup); /* its verdict's code is logged when it ends */
+    } else {
+      serve_log_call(c->tool, "CALL_CANCELLED", c->arrived_ms, "queued");
       drop_slot(s, i);
+    }
     fprintf(stderr, "capsule-host: cancelled request\n");
     return;
   }
 }
 
+/* Reads more of stdin, only once every byte read before was handled. */
 static void read_stdin(server *s) {
-  char buf[65536];
-  ssize_t n = read(0, buf, sizeof buf);
+  ssize_t n = read(0, s->in, sizeof s->in);
   if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
   if (n <= 0) {
-    s->shutting_down = true;
+    s->in_eof = true;
     return;
   }
+  s->in_len = (size_t)n;
+  s->in_off = 0;
+}
+
+/* Cuts what was read into lines and handles them, one at a time, until the
+ * output queue is above its high-water mark: the rest waits in s->in (and
+ * stdin is not read) until the client has taken its answers. */
+static void handle_input(server *s) {
   size_t max = (size_t)s->h->cfg.limits.max_frame_bytes;
-  for (ssize_t i = 0; i < n; i++) {
-    if (buf[i] == '\n') {
+  while (s->in_off < s->in_len && !serve_backlogged(s)) {
+    char c = s->in[s->in_off++];
+    if (c == '\n') {
       if (!s->discarding) mcp_handle_line(s, s->line, s->line_len);
       else serve_send_error(s, NULL, JSONRPC_PARSE_ERROR, "message longer than maxFrameBytes", "FRAME_TOO_LARGE");
       s->discarding = false;
@@ -123,7 +152,17 @@ static void read_stdin(server *s) {
       s->discarding = true;
       continue;
     }
-    s->line[s->line_len++] = buf[i];
+    s->line[s->line_len++] = c;
+  }
+  bool pending = s->in_off < s->in_len;
+  /* End of input: shut down once every line read was handled, or when a
+   * client that closed its input does not read its answers either. */
+  if (s->in_eof && (!pending || mono_ms() - s->out_progress_ms > s->h->cfg.limits.shutdown_timeout_ms)) {
+    if (pending)
+      fprintf(stderr, "capsule-host: %zu bytes of requests left unhandled: the client closed its "
+              "input and reads no answers\n", s->in_len - s->in_off);
+    s->in_off = s->in_len;
+    s->shutting_down = true;
   }
 }
 
@@ -131,13 +170,14 @@ static void finish_call(server *s, size_t i) {
   call_slot *c = &s->slots[i];
   json_t *verdict = supervisor_verdict(&c->sup);
   supervisor_finish(&c->sup);
-  const char *code = json_string_value(json_object_get(json_object_get(verdict, "error"), "code"));
-  fprintf(stderr, "capsule-host: call %s %s in %lld ms (%s cell)\n", c->tool, code ? code : "ok",
-          mono_ms() - c->started_ms, c->warm ? "warm" : "fresh");
-  if (!c->cancelled) {
-    if (c->progress_token) mcp_send_progress(s, c->progress_token, 2, "cell finished");
-    serve_send_result(s, c->id, mcp_call_result(verdict, c->modern));
-  }
+  const char *message;
+  cap_code code = supervisor_outcome(verdict, &message);
+  serve_log_call(c->tool, code ? cap_code_name(code) : "ok", c->started_ms,
+                 c->warm ? "warm cell" : "fresh cell");
+  /* No "finished" progress before the result: a client may read both in
+   * one read and look up the token after the result retired it (SDK v1
+   * reports that as an error). The result itself says the call ended. */
+  if (!c->cancelled) serve_send_result(s, c->id, mcp_call_result(verdict, c->modern));
   json_decref(verdict);
   drop_slot(s, i);
   s->running--;
@@ -160,6 +200,7 @@ static int expire_queued(server *s) {
     snprintf(msg, sizeof msg, "QUEUE_TIMEOUT: no cell became free within queueTimeoutMs %lld "
              "(maxConcurrentCalls %lld)", wait, s->h->cfg.limits.max_concurrent_calls);
     serve_send_error(s, c->id, JSONRPC_SERVER_BUSY, msg, "QUEUE_TIMEOUT");
+    serve_log_call(c->tool, "QUEUE_TIMEOUT", c->arrived_ms, "queued");
     drop_slot(s, i);
   }
   return next < 0 ? -1 : next > 1000000 ? 1000000 : (int)next;
@@ -169,8 +210,11 @@ static void begin_shutdown(server *s) {
   /* Queued calls never start; running ones are cancelled and joined. */
   while (s->count > s->running) {
     call_slot *c = &s->slots[s->running];
-    if (!c->cancelled) serve_send_error(s, c->id, JSONRPC_SERVER_BUSY, "CALL_CANCELLED: shutting down",
-                                  "CALL_CANCELLED");
+    if (!c->cancelled) {
+      serve_send_error(s, c->id, JSONRPC_SERVER_BUSY, "CALL_CANCELLED: shutting down",
+                       "CALL_CANCELLED");
+      serve_log_call(c->tool, "CALL_CANCELLED", c->arrived_ms, "queued");
+    }
     drop_slot(s, s->running);
   }
   if (!s->cancel_sent) {
@@ -180,6 +224,40 @@ static void begin_shutdown(server *s) {
     warm_recycle_all(s); /* idle cells shut down their loaders and are joined */
   }
   s->cancel_sent = true;
+}
+
+/* serve is a subreaper: what a supervisor it SIGKILLed leaves behind (the
+ * snapshot job's bwrap and its sandbox, which die of their parent-death
+ * signals a moment later) is reparented here and joined before serve says
+ * "every cell joined". Waits up to grace_ms, then SIGKILLs what is left of
+ * its own children (pids it has not reaped cannot be reused) and reaps them. */
+static void join_orphans(long long grace_ms) {
+  long long until = mono_ms() + grace_ms;
+  for (;;) {
+    pid_t r = waitpid(-1, NULL, WNOHANG);
+    if (r > 0) continue;
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return; /* ECHILD: no child left */
+    if (mono_ms() >= until) {
+      DIR *d = opendir("/proc");
+      struct dirent *e;
+      while (d && (e = readdir(d))) {
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = e->d_name[0] >= '1' && e->d_name[0] <= '9' ? fopen(path, "re") : NULL;
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f) fclose(f);
+        buf[n] = '\0';
+        const char *close_paren = strrchr(buf, ')');
+        int ppid = 0;
+        if (close_paren && sscanf(close_paren + 1, " %*c %d", &ppid) == 1 && ppid == getpid())
+          kill((pid_t)atoi(e->d_name), SIGKILL);
+      }
+      if (d) closedir(d);
+      until = mono_ms() + 1000000;
+    }
+    poll(NULL, 0, 5);
+  }
 }
 
 static const call_runner supervisor_runner = {supervisor_start, supervisor_cancel,
@@ -236,22 +314,29 @@ int serve_run(host *h) {
   int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (!s.line || sfd < 0) return 1;
   fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK);
+  prctl(PR_SET_CHILD_SUBREAPER, 1); /* join_orphans */
   start_snapshot_job(&s);
   fprintf(stderr, "capsule-host: serving %zu tools and %zu prompt sections\n",
           json_array_size(json_object_get(s.registry, "tools")),
           json_array_size(json_object_get(s.registry, "promptSections")));
   for (;;) {
+    serve_flush(&s);
+    if (s.out_len == 0) s.out_progress_ms = mono_ms();
+    if (!s.shutting_down) handle_input(&s);
     if (s.shutting_down) begin_shutdown(&s);
     if (s.shutting_down && s.running == 0 && s.warm_count == 0 && !s.snapshot_running) break;
     warm_fill(&s);
     int timeout = expire_queued(&s), warm_due = warm_expire(&s);
     if (warm_due >= 0 && (timeout < 0 || warm_due < timeout)) timeout = warm_due;
     serve_flush(&s);
-    bool backlogged = s.out_len > serve_out_high_water(&s);
+    bool backlogged = serve_backlogged(&s);
+    bool want_input = !s.shutting_down && !backlogged && !s.in_eof && s.in_off == s.in_len;
+    /* Input still to handle once the client reads: wake to check again. */
+    if (s.in_off < s.in_len && (timeout < 0 || timeout > 100)) timeout = 100;
     size_t nfds = 3 + 2 * s.running + 2 * s.warm_count + 2;
     struct pollfd *p = calloc(nfds, sizeof *p);
     if (!p) break;
-    p[0] = (struct pollfd){s.shutting_down || backlogged ? -1 : 0, POLLIN, 0};
+    p[0] = (struct pollfd){want_input ? 0 : -1, POLLIN, 0};
     p[1] = (struct pollfd){sfd, POLLIN, 0};
     p[2] = (struct pollfd){s.out_len ? 1 : -1, POLLOUT, 0};
     for (size_t i = 0; i < s.running; i++) {
@@ -295,6 +380,7 @@ int serve_run(host *h) {
     struct pollfd w = {1, POLLOUT, 0};
     poll(&w, 1, (int)(until - mono_ms() > 0 ? until - mono_ms() : 0));
   }
+  join_orphans(h->cfg.limits.process_grace_ms);
   close(sfd);
   free(s.out);
   free(s.line);

@@ -15,6 +15,7 @@
 #define JSONRPC_INVALID_REQUEST -32600
 #define JSONRPC_METHOD_NOT_FOUND -32601
 #define JSONRPC_INVALID_PARAMS -32602
+#define JSONRPC_INTERNAL_ERROR -32603
 #define JSONRPC_SERVER_BUSY -32001
 #define MCP_UNSUPPORTED_PROTOCOL_VERSION -32022
 
@@ -69,6 +70,14 @@ typedef struct {
   char *line;
   size_t line_len;
   bool discarding; /* inside an over-long line */
+  /* Bytes read from stdin and not yet cut into lines: lines are handled one
+   * at a time, and none while output is above the high-water mark, so a
+   * burst of small requests that each ask for a large answer cannot grow
+   * the queue past one answer above the mark. */
+  char in[65536];
+  size_t in_len, in_off;
+  bool in_eof;
+  long long out_progress_ms; /* when stdout last took bytes (or the queue was empty) */
   /* Outbound bytes not yet accepted by stdout (non-blocking): a stalled
    * client never blocks the loop, and stdin is not read while this is above
    * the high-water mark, so it holds at most that plus the answers of calls
@@ -94,6 +103,8 @@ void serve_send_error_data(server *s, const json_t *id, int code, const char *me
                            json_t *data);
 /* Writes what stdout accepts now; never blocks. */
 void serve_flush(server *s);
+/* Output is at or above the high-water mark: no request line is handled. */
+bool serve_backlogged(const server *s);
 
 /* Scheduler (serve.c): admit a tools/call whose tool exists (BUSY when
  * the queue is full), cancel a request by id, and whether a call with
@@ -121,6 +132,9 @@ void warm_free(server *s);
  * a progress notification for a call whose client asked for them. */
 void mcp_handle_line(server *s, const char *line, size_t len);
 json_t *mcp_call_result(json_t *verdict, bool modern);
+/* One audit line per tools/call (serve.c): tool, "ok" or the code, the
+ * milliseconds since since_ms (0: none), and how it ran or why it did not. */
+void serve_log_call(const char *tool, const char *outcome, long long since_ms, const char *how);
 void mcp_send_progress(server *s, const json_t *token, int progress, const char *message);
 
 #endif

@@ -10,6 +10,7 @@
 #include "cell.h"
 #include "clock.h"
 #include "digest.h"
+#include "launch_contract.h"
 #include "safe_open.h"
 #include "subproc.h"
 
@@ -21,24 +22,44 @@ json_t *snapshot_not_built_json(void) {
                    "built by serve only: one build costs about six fresh cells");
 }
 
-/* node --snapshot-blob <staging>/snapshot.building --build-snapshot
- * [--max-old-space-size=N] <staged loader>: the attested Node, an empty
- * environment (spawn_program), the cell's only V8 flag. */
+/* Where the build sees its files: the cells' own paths, so that no host
+ * path (the staging directory, $TMPDIR, node's install path) can end up in
+ * the heap the snapshot keeps and every cell started from it can read. */
+#define BUILD_OUT_DIR "/tmp/.capsule/out"
+#define BUILD_OUT BUILD_OUT_DIR "/" SNAPSHOT_BUILDING_NAME
+
+/* bwrap [a cell's layout: node and its shared objects at their cell paths,
+ * the loader at its cell path, the staging directory writable at
+ * BUILD_OUT_DIR, an empty environment] /runtime/node --snapshot-blob
+ * BUILD_OUT --build-snapshot [--max-old-space-size=N] <loader>. */
 static cap_code build_blob(host *h, cap_error *err) {
-  char out[4200], heap[64];
-  snprintf(out, sizeof out, "%s/%s", h->stg.dir, SNAPSHOT_BUILDING_NAME);
+  char heap[64];
   snprintf(heap, sizeof heap, "--max-old-space-size=%lld", h->cfg.limits.max_old_space_size_mb);
-  char *argv[] = {h->node.executable.path, "--snapshot-blob", out, "--build-snapshot",
-                  heap, h->loader.path, NULL};
-  if (h->cfg.limits.max_old_space_size_mb <= 0) {
-    argv[4] = h->loader.path;
-    argv[5] = NULL;
+  char *fixed_head[] = {h->bwrap.path, "--unshare-all", "--unshare-user", "--die-with-parent",
+                        "--new-session", "--clearenv", "--cap-drop", "ALL", "--proc", "/proc",
+                        "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/tmp/.capsule",
+                        "--ro-bind", h->node.executable.path, LAUNCH_NODE_DEST};
+  char *fixed_tail[] = {"--ro-bind", h->loader.path, LAUNCH_LOADER_DEST, "--bind", h->stg.dir,
+                        BUILD_OUT_DIR, "--chdir", "/tmp", "--", LAUNCH_NODE_DEST, "--snapshot-blob",
+                        BUILD_OUT, "--build-snapshot", heap, LAUNCH_LOADER_DEST};
+  size_t nhead = sizeof fixed_head / sizeof *fixed_head, ntail = sizeof fixed_tail / sizeof *fixed_tail;
+  char **argv = calloc(nhead + 3 * h->node.object_count + ntail + 1, sizeof *argv);
+  if (!argv) return cap_fail(err, CAP_E_INTERNAL, "out of memory");
+  size_t n = 0;
+  for (size_t i = 0; i < nhead; i++) argv[n++] = fixed_head[i];
+  for (size_t i = 0; i < h->node.object_count; i++) {
+    argv[n++] = "--ro-bind";
+    argv[n++] = h->node.objects[i].source.path;
+    argv[n++] = h->node.objects[i].dest;
   }
+  for (size_t i = 0; i < ntail; i++)
+    if (fixed_tail[i] != heap || h->cfg.limits.max_old_space_size_mb > 0) argv[n++] = fixed_tail[i];
   char *text = NULL;
   size_t len = 0;
   int status = 0;
   subproc_options opt = {.capture_fd = 2, .fd3 = -1};
   subproc_result r = subproc_run(argv, opt, SNAPSHOT_BUILD_TIMEOUT_MS, 65536, &text, &len, &status);
+  free(argv);
   cap_code rc = CAP_OK;
   if (r != SUBPROC_DONE || status != 0)
     rc = cap_fail(err, CAP_E_LAUNCH_FAILED, "node --build-snapshot %s (status 0x%x): %.300s",

@@ -4,6 +4,7 @@
 #include "warm_cell.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,35 @@
 #include "clock.h"
 #include "strict_json.h"
 
-typedef enum { WAIT_ASSIGNED, WAIT_RECYCLE, WAIT_CELL_FAILED } wait_result;
+typedef enum { WAIT_ASSIGNED, WAIT_RECYCLE, WAIT_CANCELLED, WAIT_CELL_FAILED } wait_result;
+
+/* Whether a call was assigned and is still unread in the pipe: the serve
+ * loop writes an assignment whole before it can cancel that call. */
+static bool assignment_waiting(int fd) {
+  char b;
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  return read(fd, &b, 1) == 1;
+}
+
+/* Cancelled while idle: a recycle, unless a call was already assigned:
+ * then the call is cancelled, and its verdict must say so. */
+static wait_result after_cancel(int fd, size_t assigned_bytes, cap_error *err) {
+  if (assigned_bytes == 0 && !assignment_waiting(fd)) return WAIT_RECYCLE;
+  cap_fail(err, CAP_E_CALL_CANCELLED, "the call was cancelled as its warm cell took it");
+  return WAIT_CANCELLED;
+}
+
+/* Every way out of a warm cell that ran no call: when the supervisor was
+ * cancelled with a call assigned (the cell was still starting, say), that
+ * call's verdict is CALL_CANCELLED, whatever else went wrong meanwhile;
+ * otherwise `idle` (recycled, or failed while idle). */
+static warm_outcome no_call_ran(int assign_fd, warm_outcome idle, cap_error *err) {
+  if (cell_cancel_requested && assignment_waiting(assign_fd)) {
+    cap_override(err, CAP_E_CALL_CANCELLED, "the call was cancelled as its warm cell took it");
+    return WARM_CALL_FAILED;
+  }
+  return idle;
+}
 
 /* The assignment, read to EOF (the serve loop writes it whole and closes). */
 static wait_result read_assignment(int fd, json_t **assignment, cap_error *err) {
@@ -30,9 +59,13 @@ static wait_result read_assignment(int fd, json_t **assignment, cap_error *err) 
     len += (size_t)n;
     if (len > WARM_ASSIGNMENT_MAX) break;
   }
-  if (len == 0 || len > WARM_ASSIGNMENT_MAX || cell_cancel_requested) {
+  if (cell_cancel_requested) {
     free(buf);
-    return WAIT_RECYCLE; /* EOF without a call, or cancelled while idle */
+    return after_cancel(fd, len, err);
+  }
+  if (len == 0 || len > WARM_ASSIGNMENT_MAX) {
+    free(buf);
+    return WAIT_RECYCLE; /* EOF without a call */
   }
   *assignment = json_loadb(buf, len, 0, NULL);
   free(buf);
@@ -50,7 +83,7 @@ static wait_result read_assignment(int fd, json_t **assignment, cap_error *err) 
  * exit of the cell before the call arrives is a failure of the idle cell. */
 static wait_result wait_for_call(cell *c, int assign_fd, json_t **assignment, cap_error *err) {
   for (;;) {
-    if (cell_cancel_requested) return WAIT_RECYCLE;
+    if (cell_cancel_requested) return after_cancel(assign_fd, 0, err);
     struct pollfd p[3] = {{assign_fd, POLLIN, 0}, {c->out_fd, POLLIN, 0}, {c->pidfd, POLLIN, 0}};
     int r = poll(p, 3, -1);
     if (r < 0 && errno == EINTR) continue;
@@ -73,30 +106,31 @@ static wait_result wait_for_call(cell *c, int assign_fd, json_t **assignment, ca
 warm_outcome warm_cell_run(host *h, size_t cap_index, int assign_fd, json_t **result,
                            cap_error *err) {
   *result = NULL;
-  if (cell_cancel_requested) return WARM_RECYCLED; /* ended before it started */
+  if (cell_cancel_requested) return no_call_ran(assign_fd, WARM_RECYCLED, err); /* before it started */
   loaded_capsule *cap = &h->caps[cap_index];
   char *doc = host_launch_doc(h, &cap->guest, cap, err);
-  if (!doc) return WARM_IDLE_FAILED;
+  if (!doc) return no_call_ran(assign_fd, WARM_IDLE_FAILED, err);
   cell c;
   cap_code rc = cell_start_launcher(&c, h->launcher, doc, &h->cfg.limits, err);
   free(doc);
-  if (rc) return WARM_IDLE_FAILED;
+  if (rc) return no_call_ran(assign_fd, WARM_IDLE_FAILED, err);
   rc = cell_expect(&c, "loader.ready", mono_ms() + h->cfg.limits.startup_timeout_ms,
                    CAP_E_CELL_START_TIMEOUT, NULL, err);
   if (!rc) c.loader_ready = true;
   json_t *assignment = NULL;
   wait_result w = rc ? WAIT_CELL_FAILED : wait_for_call(&c, assign_fd, &assignment, err);
-  close(assign_fd);
   if (w != WAIT_ASSIGNED) {
-    if (w == WAIT_RECYCLE) {
+    if (w == WAIT_RECYCLE || w == WAIT_CANCELLED) {
       /* The loader's own shutdown: no guest was ever loaded. */
       cell_cancel_requested = 0;
       rc = cell_shutdown(&c, err);
     }
     cap_code jr = cell_join(&c, err);
+    if (w == WAIT_CANCELLED) return WARM_CALL_FAILED; /* err: CALL_CANCELLED, first */
     if (w == WAIT_RECYCLE && !rc && !jr) return WARM_RECYCLED;
-    return WARM_IDLE_FAILED;
+    return no_call_ran(assign_fd, WARM_IDLE_FAILED, err);
   }
+  close(assign_fd);
   rc = host_call_in_warm_cell(h, cap, &c, json_string_value(json_object_get(assignment, "tool")),
                               json_object_get(assignment, "input"), result, err);
   json_decref(assignment);

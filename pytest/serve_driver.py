@@ -146,6 +146,15 @@ def run_serve_case(lab, config, spec, ws=None):
             f = Path(ws) / step["replaceWorkspaceFile"]
             os.rename(f, f.with_name(f.name + ".old"))  # the old inode stays alive
             f.write_text("replaced while a warm cell waited\n")
+        elif "recycleWorkspaceInode" in step:
+            # The granted file deleted, a FIFO made and deleted, a new file
+            # made: on ext4 the new file gets the freed inode number unless
+            # something still holds the old inode.
+            f = Path(ws) / step["recycleWorkspaceInode"]
+            f.unlink()
+            os.mkfifo(f)
+            f.unlink()
+            f.write_text("a new file under a recycled inode number\n")
         elif "tamperStaged" in step:
             # Rewrite a file the host staged, in place (same inode).
             for d in lab.stage.iterdir():

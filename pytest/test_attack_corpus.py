@@ -100,6 +100,9 @@ def build_bundle(lab, root, spec):
     if fmt == "garbage":
         path.write_bytes(b"this is not an archive at all\n" * 10)
         return path
+    if fmt in ("empty", "zero-blocks"):  # nothing, or what an empty tar looks like
+        path.write_bytes(b"" if fmt == "empty" else b"\0" * 10240)
+        return path
     if fmt == "zip":
         with zipfile.ZipFile(path, "w") as z:
             for e in entries:
@@ -140,7 +143,10 @@ def build_bundle(lab, root, spec):
     raw = buf.getvalue()
     import gzip
     out = {"gz": lambda b: gzip.compress(b, mtime=0), "plain": lambda b: b, "bz2": bz2.compress,
-           "truncated": lambda b: gzip.compress(b, mtime=0)[:60]}[fmt](raw)
+           "truncated": lambda b: gzip.compress(b, mtime=0)[:60],
+           "gzip-in-gzip": lambda b: gzip.compress(gzip.compress(b, mtime=0), mtime=0),
+           "gzip-members": lambda b: gzip.compress(b[:700], mtime=0) + gzip.compress(b[700:], mtime=0),
+           "bytes-after-gzip": lambda b: gzip.compress(b, mtime=0) + b"trailing bytes"}[fmt](raw)
     path.write_bytes(out)
     return path
 

@@ -307,3 +307,14 @@ def test_config_defaults_are_documented_from_one_table():
     assert {k: v for k, v in row.items() if k != "capsules"} == LIMIT_DEFAULTS
     for field in LIMIT_DEFAULTS:
         assert f"`{field}`" in readme or f'"{field}"' in readme, field
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h", "help"])
+def test_help_prints_every_command_and_exits_0(flag):
+    """A newcomer's first command (issue 24.10): the usage, with each
+    command's options, on stdout, exit 0; nothing on stderr."""
+    p = subprocess.run([str(BIN / "capsule-host"), flag], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0 and p.stderr == "", p
+    for command in ("attest", "activate --config F", "call --config F TOOL [--input JSON]", "serve --config F",
+                    "pack DIR -o FILE", "inspect FILE", "doctor", "defaults", "--version"):
+        assert command in p.stdout, command

@@ -115,6 +115,59 @@ def test_nul_in_a_string_is_answered_under_its_id(served):
     assert msg["id"] is None, "two ids: neither can be trusted"
 
 
+# Valid JSON the strict parser refuses (issue 28): each is answered under
+# its request's id, so no client waits out its timeout.
+REFUSED_VALID_JSON = [
+    (b'{"jsonrpc":"2.0","id":"x3","method":"ping","params":{"a":1,"a":2}}', "x3", "duplicate object key"),
+    (b'{"jsonrpc":"2.0","id":51,"method":"ping","params":{"\\u0000":1}}', 51, "NUL byte in object key"),
+    (b'{"jsonrpc":"2.0","id":52,"method":"ping","params":{"v":"\\ud800"}}', 52, "invalid Unicode"),
+    (b'{"jsonrpc":"2.0","id":53,"method":"ping","params":{"v":"\\udc00\\ud800"}}', 53, "invalid Unicode"),
+    (b'{"jsonrpc":"2.0","id":54,"method":"ping","params":{"v":123456789012345678901234567890}}', 54,
+     "too big integer"),
+    (b'{"jsonrpc":"2.0","\\u0069d":55,"method":"ping","params":{"v":-9223372036854775809}}', 55,
+     "too big negative integer"),
+]
+
+
+@pytest.mark.parametrize("line,rid,why", REFUSED_VALID_JSON)
+def test_refused_valid_json_is_answered_under_its_id(served, line, rid, why):
+    served.send_raw(line + b"\n")
+    msg = served.next_response()
+    assert msg["id"] == rid and msg["error"]["code"] == -32600, msg
+    assert msg["error"]["data"]["code"] == "FRAME_INVALID_JSON" and why in msg["error"]["message"]
+    assert served.modern(3, "tools/list")["result"]["tools"]
+
+
+def test_ids_that_cannot_be_read_faithfully_get_null(served):
+    """A raw NUL makes a line not JSON (jansson would drop it after a number:
+    the line is refused, never answered as if it had parsed); an id that held
+    a lone surrogate cannot be given back as it was sent."""
+    for line in (b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"v":1\x00}}',
+                 b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}',
+                 b'{"jsonrpc":"2.0","id":"a","\\u0069d":"b","method":"ping","params":{"x":"\\ud800"}}'):
+        served.send_raw(line + b"\n")
+        msg = served.next_response()
+        assert msg["id"] is None and msg["error"]["code"] == -32700, (line, msg)
+
+
+def test_blank_lines_carry_no_message(served):
+    """An empty line and one of JSON whitespace alike get no answer."""
+    served.send_raw(b"\n \n\t \r\n")
+    assert served.modern(61, "tools/list")["result"]["tools"]
+    assert [m.get("id") for m in served.messages] == [61]
+
+
+def test_a_refusal_that_quotes_a_cut_character_is_delivered(served):
+    """jansson's error text ends inside the character after a backslash: the
+    message is made valid, escaped text, so the refusal is sent, not lost."""
+    served.send_raw('["\\é"]\n'.encode())
+    msg = served.next_response()
+    assert msg["id"] is None and msg["error"]["code"] == -32700
+    assert "\\xc3" in msg["error"]["message"], msg
+    served.send_raw('{"jsonrpc":"2.0","id":62,"method":"ping","params":{"v":"\\é"}}\n'.encode())
+    assert served.next_response()["error"]["code"] == -32700
+
+
 def test_invalid_utf8_and_broken_json_are_parse_errors(served):
     served.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"\xff"}}\n')
     msg = served.next_response()
@@ -182,9 +235,10 @@ def test_progress_notifications_for_a_call_that_asks(slow):
                     meta={"progressToken": "tok-1"})
     assert r["result"]["isError"] is False
     progress = [m["params"] for m in slow.messages if m.get("method") == "notifications/progress"]
+    # Only "cell started": a notification right before the result would reach
+    # SDK v1 after the result retired its token (an onerror there).
     assert progress == [
-        {"progressToken": "tok-1", "progress": 1, "total": 2, "message": "cell started"},
-        {"progressToken": "tok-1", "progress": 2, "total": 2, "message": "cell finished"}]
+        {"progressToken": "tok-1", "progress": 1, "total": 2, "message": "cell started"}]
     assert slow.messages.index(r) > max(i for i, m in enumerate(slow.messages)
                                         if m.get("method") == "notifications/progress")
     e = slow.modern(4, "tools/call", {"name": "corpus_raw"}, meta={"progressToken": 1.5})["error"]

@@ -103,6 +103,17 @@ const ATTACKS = {
   "hostname": () => os.hostname(),
   "ignore-xcpu": () => { process.on("SIGXCPU", () => {}); return "handler installed"; },
   "cpu-burn": (a) => { const end = Date.now() + a.ms; let n = 0; while (Date.now() < end) n++; return "spun " + n; },
+  // inotify watches and instances are charged to the host user's
+  // max_user_watches/max_user_instances (the user namespace does not
+  // separate them): each watch takes one, up to count.
+  "inotify-watches": (a) => {
+    fs.mkdirSync("/tmp/w", { recursive: true });
+    const watchers = [];
+    try { for (let i = 0; i < a.count; i++) { const p = `/tmp/w/${i}`; fs.writeFileSync(p, ""); watchers.push(fs.watch(p)); } }
+    catch (e) { e.message = `after ${watchers.length} watches: ${e.message}`; throw e; }
+    finally { for (const w of watchers) w.close(); }
+    return "watched " + watchers.length;
+  },
   "open-files": (a) => {
     const fds = [];
     try { while (fds.length < a.count) fds.push(fs.openSync("/guest/guest.mjs", "r")); }

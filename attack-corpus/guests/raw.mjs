@@ -7,7 +7,13 @@ import fs from "node:fs";
 const descriptor = { type: "describe.result", tools: [{ name: "corpus_raw", description: "Raw protocol guest.", inputSchema: { type: "object" } }], promptSections: [] };
 const defaults = { describe: descriptor, call: { type: "call.result", isError: false, output: { ok: true } }, shutdown: { type: "shutdown.ack" } };
 const script = CASE.script ?? {};
-const out = (b) => fs.writeSync(1, b);
+// stdout may be non-blocking: a frame larger than the pipe is written in
+// parts, retrying on EAGAIN.
+const out = (b) => {
+  for (let off = 0; off < b.length;) {
+    try { off += fs.writeSync(1, b, off); } catch (e) { if (e.code !== "EAGAIN") throw e; }
+  }
+};
 const header = (n) => { const h = Buffer.alloc(4); h.writeUInt32BE(n >>> 0, 0); return h; };
 const frame = (buf) => Buffer.concat([header(buf.length), buf]);
 
@@ -19,6 +25,7 @@ async function act(a, phase) {
   else if (a.hex !== undefined) out(Buffer.from(a.hex, "hex"));
   else if (a.header !== undefined) out(header(a.header));
   else if (a.floats !== undefined) out(frame(Buffer.from(JSON.stringify({ type: "call.result", isError: false, output: { v: new Array(a.floats).fill(1e-7) } }))));
+  else if (a.emptyObjects !== undefined) out(frame(Buffer.from(`{"type":"call.result","isError":false,"output":[${new Array(a.emptyObjects).fill("{}").join(",")}]}`)));
   else if (a.padBody !== undefined) out(frame(Buffer.from("{}" + " ".repeat(a.padBody))));
   else if (a.stderr !== undefined) {
     // Node makes stderr non-blocking: retry on EAGAIN so the host's cap,

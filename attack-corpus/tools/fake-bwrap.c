@@ -6,6 +6,10 @@
  *   fake-bwrap-uidmap         Ubuntu 24.04 AppArmor uid-map failure
  *   fake-bwrap-sysctl         Debian's unprivileged_userns_clone=0 refusal
  *   fake-bwrap-hang           never starts the sandbox
+ *   fake-bwrap-source-gone    real bwrap, except for a cell that mounts a
+ *                             workspace file: there it fails as bwrap does
+ *                             when a granted file is unlinked between the
+ *                             host's open and bwrap's mount
  *   fake-bwrap-exit           exits 1 silently */
 #include <stdio.h>
 #include <string.h>
@@ -39,6 +43,16 @@ int main(int argc, char **argv) {
                     "does not allow non-privileged user namespaces. On e.g. debian this can be "
                     "enabled with 'sysctl kernel.unprivileged_userns_clone=1'.\n");
     return 1;
+  }
+  if (strcmp(mode, "fake-bwrap-source-gone") == 0) {
+    for (int i = 1; i + 2 < argc; i++)
+      if (strcmp(argv[i], "--ro-bind-fd") == 0 && strncmp(argv[i + 2], "/workspace/", 11) == 0) {
+        fprintf(stderr, "bwrap: Can't find source path /proc/self/fd/%s: No such file or directory\n",
+                argv[i + 1]);
+        return 1;
+      }
+    execv("/usr/bin/bwrap", argv);
+    return 98;
   }
   if (strcmp(mode, "fake-bwrap-hang") == 0) {
     for (;;) pause();

@@ -11,6 +11,8 @@ import { progressThenCancel } from "./slow-call.mjs";
 const [host, config, mode] = process.argv.slice(2);
 const transport = new StdioClientTransport({ command: host, args: ["serve", "--config", config], stderr: "inherit" });
 const client = new Client({ name: "dsh-capsule-pytest-v2", version: "1.0.0" }, { versionNegotiation: { mode } });
+const clientErrors = [];
+client.onerror = (e) => clientErrors.push(String(e?.message ?? e));
 await client.connect(transport);
 const out = {
   era: client.getProtocolEra(),
@@ -31,4 +33,5 @@ try {
   out.unknownTool = String(e.message);
 }
 await client.close();
+out.clientErrors = clientErrors;
 console.log(JSON.stringify(out));

@@ -7,6 +7,8 @@ import { progressThenCancel } from "./slow-call.mjs";
 const [host, config] = process.argv.slice(2);
 const transport = new StdioClientTransport({ command: host, args: ["serve", "--config", config], stderr: "inherit" });
 const client = new Client({ name: "dsh-capsule-pytest", version: "1.0.0" });
+const clientErrors = [];
+client.onerror = (e) => clientErrors.push(String(e?.message ?? e));
 await client.connect(transport);
 const out = {
   server: client.getServerVersion(),
@@ -28,5 +30,14 @@ try {
 } catch (e) {
   out.unknownTool = String(e.message);
 }
+// A lone surrogate is valid JSON syntax the strict parser refuses: the
+// answer must carry the request's id (a short timeout proves it arrived).
+try {
+  const r = await client.callTool({ name: "capsule_echo", arguments: { text: "\ud800" } }, undefined, { timeout: 10000 });
+  out.loneSurrogate = JSON.stringify(r);
+} catch (e) {
+  out.loneSurrogate = String(e.message);
+}
 await client.close();
+out.clientErrors = clientErrors;
 console.log(JSON.stringify(out));

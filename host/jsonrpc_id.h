@@ -1,0 +1,18 @@
+/* The id of a JSON-RPC line the strict parser refused (RFC §10): when the
+ * line is still JSON (duplicate keys, "\u0000" in a string or key, a lone
+ * surrogate escape, an integer outside int64, a limit exceeded) and one id
+ * can be read from it, the refusal is answered under that id, so that no
+ * client waits out its timeout for a request that was answered. */
+#ifndef JSONRPC_ID_H
+#define JSONRPC_ID_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* A new reference to the id (a string or an integer), or NULL when the line
+ * is not JSON (a raw NUL, invalid UTF-8, a syntax error), is not an object,
+ * has no usable id or two "id" members (neither can be trusted), or would
+ * take more than budget_bytes to read. */
+json_t *jsonrpc_recover_id(const char *line, size_t len, size_t budget_bytes);
+
+#endif

@@ -1,0 +1,76 @@
+/* jsonrpc_recover_id: the id of a refused line, exactly when the line is
+ * JSON with one id that can be given back as sent. */
+#include <string.h>
+
+#include "jsonrpc_id.h"
+#include "unit.h"
+
+static json_t *recover(const char *line) {
+  return jsonrpc_recover_id(line, strlen(line), 1 << 20);
+}
+
+static void expect_id(const char *line, const char *want_json) {
+  json_t *id = recover(line);
+  if (!id) fail_msg("no id recovered from %s", line);
+  json_t *want = unit_json(want_json);
+  if (!json_equal(id, want)) fail_msg("wrong id from %s", line);
+  json_decref(want);
+  json_decref(id);
+}
+
+static void expect_none(const char *line) {
+  json_t *id = recover(line);
+  if (id) fail_msg("an id was recovered from %s", line);
+}
+
+static void refused_valid_json_keeps_its_id(void **state) {
+  (void)state;
+  expect_id("{\"id\":\"x3\",\"p\":{\"a\":1,\"a\":2}}", "\"x3\"");          /* duplicate keys */
+  expect_id("{\"id\":5,\"p\":{\"\\u0000\":1}}", "5");                      /* NUL in a key */
+  expect_id("{\"id\":6,\"p\":\"\\ud800\"}", "6");                          /* lone surrogate */
+  expect_id("{\"id\":7,\"p\":\"\\udc00\\ud800x\"}", "7");
+  expect_id("{\"id\":8,\"p\":123456789012345678901234567890}", "8");      /* past int64 */
+  expect_id("{\"\\u0069d\":9}", "9");                                      /* an escaped key */
+  expect_id("{\"id\":\"\\ud83d\\ude00\",\"p\":\"\\ud800\"}", "\"\\ud83d\\ude00\""); /* a valid pair */
+  expect_id("{\"p\":\"\\\\u0000\",\"id\":-3}", "-3");                      /* an escaped backslash */
+}
+
+static void no_id_that_cannot_be_given_back(void **state) {
+  (void)state;
+  expect_none("{\"id\":1,\"p\":1\0}");                     /* strlen stops: a syntax error */
+  expect_none("{\"id\":\"\\ud800\"}");                     /* the id held the refused escape */
+  expect_none("{\"id\":1,\"id\":2}");                      /* two ids */
+  expect_none("{\"id\":1,\"\\u0069d\":2}");
+  expect_none("{\"id\":1.5}");
+  expect_none("{\"id\":null}");
+  expect_none("{\"id\":[1]}");
+  expect_none("[{\"id\":1}]");
+  expect_none("{\"id\":1");
+  expect_none("{\"p\":{\"id\":1}}");                       /* only a nested id */
+  expect_none("");
+}
+
+static void a_raw_nul_is_not_json(void **state) {
+  (void)state;
+  const char line[] = "{\"id\":1,\"p\":1\0}";
+  assert_null(jsonrpc_recover_id(line, sizeof line - 1, 1 << 20));
+}
+
+static void the_budget_bounds_the_read(void **state) {
+  (void)state;
+  const char *line = "{\"id\":1,\"p\":[{},{},{},{},{},{},{},{}]}";
+  assert_null(jsonrpc_recover_id(line, strlen(line), 64));
+  json_t *id = jsonrpc_recover_id(line, strlen(line), 1 << 20);
+  assert_non_null(id);
+  json_decref(id);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(refused_valid_json_keeps_its_id),
+      cmocka_unit_test(no_id_that_cannot_be_given_back),
+      cmocka_unit_test(a_raw_nul_is_not_json),
+      cmocka_unit_test(the_budget_bounds_the_read),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
