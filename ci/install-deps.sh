@@ -20,6 +20,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# clang's sanitizer and libFuzzer runtime is only a Recommends of clang (and
+# so never installed above): named by clang's major version (Debian 12:
+# libclang-rt-14-dev, Ubuntu 24.04: libclang-rt-18-dev, Debian 13: -19-).
+clang_major=$(clang --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
+rt="libclang-rt-${clang_major}-dev"
+if ! dpkg-query -W -f='${Status}' "$rt" 2>/dev/null | grep -q "install ok installed"; then
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "$rt"
+fi
 version=$(node --version)
 major=${version#v}; major=${major%%.*}
 minor=${version#v*.}; minor=${minor%%.*}

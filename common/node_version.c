@@ -17,6 +17,21 @@ const char *node_permission_flag(node_version v) {
   return stable ? "--permission" : "--experimental-permission";
 }
 
+const char *node_end_of_life(node_version v) {
+  switch (v.major) {
+  case 20: return "2026-04-30";
+  case 21: return "2024-06-01";
+  case 22: return "2027-04-30";
+  case 23: return "2025-06-01";
+  case 24: return "2028-04-30";
+  default: return NULL;
+  }
+}
+
+long long node_reserved_data_mb(node_version v) {
+  return v.major >= 24 ? 512 : 0;
+}
+
 bool node_can_disable_sigusr1(node_version v) {
   return at_least(v, 23, 7) || (v.major == 22 && v.minor >= 14);
 }

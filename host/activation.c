@@ -119,6 +119,8 @@ void host_close(host *h) {
   h->caps = NULL;
   json_decref(h->attestation);
   h->attestation = NULL;
+  json_decref(h->attesting); /* a world report whose cell phase never ran */
+  h->attesting = NULL;
   json_decref(h->timings);
   h->timings = NULL;
   staging_remove(&h->stg);

@@ -61,6 +61,7 @@ static cap_code select_node_flags(host *h, cap_error *err) {
                     h->node_version);
   h->permission_flag = node_permission_flag(v);
   h->disable_sigusr1 = node_can_disable_sigusr1(v);
+  h->node_reserved_data_mb = node_reserved_data_mb(v);
   return CAP_OK;
 }
 
@@ -179,7 +180,8 @@ cap_code host_attest_cell(host *h, cell *c, cap_error *err) {
   json_object_set_new(report, "cellLoaderSha256", json_string(h->loader.sha256));
   json_object_set_new(report, "startupSnapshot", snapshot_not_built_json());
   json_object_set_new(report, "seccompSha256", json_string(h->seccomp_sha256));
-  json_object_set_new(report, "ceilings", host_ceilings_report(&h->cfg.limits));
+  json_object_set_new(report, "ceilings",
+                      host_ceilings_report(&h->cfg.limits, h->node_reserved_data_mb));
   json_object_set_new(report, "cellWorld", json_pack("{s:s,s:b}", "hostname", LAUNCH_CELL_HOSTNAME,
                                                 "devWritable", 0));
   h->attestation = report;

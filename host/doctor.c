@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bwrap_diagnosis.h"
@@ -33,6 +34,24 @@ static void add(report *r, const char *check, cap_code code, const char *detail,
   fprintf(stderr, "capsule-host doctor: %-16s %s%s\n", check, code == CAP_OK ? "ok: " : "FAIL: ",
           detail);
   if (code != CAP_OK && fix) fprintf(stderr, "    fix: %s\n", fix);
+}
+
+/* A supported Node past its end of life still runs cells, but no security
+ * fix reaches it: the node check says so (a warning, not a failure). */
+static void warn_end_of_life(report *r, node_version v) {
+  const char *eol = node_end_of_life(v);
+  char today[16];
+  time_t now = time(NULL);
+  struct tm tm;
+  if (!eol || !gmtime_r(&now, &tm) || !strftime(today, sizeof today, "%Y-%m-%d", &tm) ||
+      strcmp(today, eol) <= 0)
+    return;
+  char text[200];
+  snprintf(text, sizeof text, "Node %d reached end of life on %s: no security fix reaches it; "
+           "install Node 22 or 24 (cells run the node on PATH)", v.major, eol);
+  json_object_set_new(json_array_get(r->checks, json_array_size(r->checks) - 1), "warning",
+                      json_string(text));
+  fprintf(stderr, "    warning: %s\n", text);
 }
 
 static int read_sysctl(const char *path) {
@@ -127,6 +146,7 @@ int doctor_run(host *h) {
     snprintf(detail, sizeof detail, "%s %.*s", node.path, ran ? (int)strcspn(out, "\n") : 0,
              ran ? out : "");
     add(&r, "node", ok ? CAP_OK : CAP_E_RUNTIME_UNSUPPORTED, detail, FIX_NODE);
+    if (ok) warn_end_of_life(&r, v);
     free(out);
   }
   /* Ceilings use only what every kernel gives every user (rlimits, seccomp):

@@ -26,6 +26,7 @@ typedef struct {
   char seccomp_sha256[65];
   const char *permission_flag;
   bool disable_sigusr1;
+  long long node_reserved_data_mb; /* added to maxCellMemoryMb (node_version.h) */
   json_t *attesting;   /* the report between the world and the cell phase */
   json_t *attestation;
   loaded_capsule *caps;
@@ -80,6 +81,6 @@ char *host_launch_doc(const host *h, const staged_file *guest, const loaded_caps
                       cap_error *err);
 /* The ceilings every cell runs under and the mechanism enforcing each, for
  * the attestation report (the launch document carries the same values). */
-json_t *host_ceilings_report(const host_limits *lim);
+json_t *host_ceilings_report(const host_limits *lim, long long node_reserved_data_mb);
 
 #endif

@@ -7,10 +7,11 @@
 #include "host.h"
 #include "launch_doc.h"
 
-/* The ceilings of every cell, from the config: written into each launch
+/* The ceilings of every cell, from the config (and what the attested Node
+ * reserves at start, which no guest can use): written into each launch
  * document and stated in the attestation report. */
-static ld_ceilings cell_ceilings(const host_limits *lim) {
-  return (ld_ceilings){.memory_bytes = lim->max_cell_memory_mb << 20,
+static ld_ceilings cell_ceilings(const host_limits *lim, long long node_reserved_data_mb) {
+  return (ld_ceilings){.memory_bytes = (lim->max_cell_memory_mb + node_reserved_data_mb) << 20,
                        .cpu_seconds = lim->max_cell_cpu_seconds,
                        .file_bytes = lim->max_cell_file_bytes,
                        .open_files = lim->max_cell_open_files};
@@ -44,7 +45,7 @@ char *host_launch_doc(const host *h, const staged_file *guest, const loaded_caps
   doc->permission_flag = h->permission_flag;
   doc->disable_sigusr1 = h->disable_sigusr1;
   doc->seccomp_sha256 = h->seccomp_sha256;
-  doc->ceilings = cell_ceilings(lim);
+  doc->ceilings = cell_ceilings(lim, h->node_reserved_data_mb);
   const file_identity *exe = &h->node.executable;
   cap_code rc = add_mount(doc, (ld_mount){.label = LD_RUNTIME, .source = exe->path,
                                           .dest = LAUNCH_NODE_DEST, .dev = exe->dev,
@@ -87,12 +88,13 @@ char *host_launch_doc(const host *h, const staged_file *guest, const loaded_caps
   return text;
 }
 
-json_t *host_ceilings_report(const host_limits *lim) {
-  ld_ceilings c = cell_ceilings(lim);
+json_t *host_ceilings_report(const host_limits *lim, long long node_reserved_data_mb) {
+  ld_ceilings c = cell_ceilings(lim, node_reserved_data_mb);
   return json_pack(
-      "{s:{s:I,s:s},s:{s:I,s:s},s:{s:I,s:s},s:{s:I,s:s},s:{s:i,s:s},s:{s:n,s:s},s:{s:b,s:s}}",
+      "{s:{s:I,s:s,s:I},s:{s:I,s:s},s:{s:I,s:s},s:{s:I,s:s},s:{s:i,s:s},s:{s:n,s:s},s:{s:b,s:s}}",
       "memoryBytes", "limit", (json_int_t)c.memory_bytes, "mechanism",
       "RLIMIT_DATA per process (heap, off-heap buffers, wasm memory, thread stacks)",
+      "nodeReservedBytes", (json_int_t)(node_reserved_data_mb << 20),
       "cpuSeconds", "limit", (json_int_t)c.cpu_seconds, "mechanism",
       "RLIMIT_CPU (SIGXCPU, SIGKILL one second later)", "fileBytes", "limit",
       (json_int_t)c.file_bytes, "mechanism", "RLIMIT_FSIZE", "openFiles", "limit",

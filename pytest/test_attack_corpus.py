@@ -307,6 +307,8 @@ def check_report(expect, output):
                 assert all(v in got.get("detail", "") for v in value), (key, got)
             elif field == "messageIncludes":
                 assert all(v in got.get("message", "") for v in value), (key, got)
+            elif field == "messageIncludesAny":  # Node lines word one failure differently
+                assert any(v in got.get("message", "") for v in value), (key, got)
             elif field == "bytesBelow":
                 # "after N bytes: ..." - how far the guest got before the ceiling
                 import re

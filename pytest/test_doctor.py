@@ -57,3 +57,18 @@ def test_node_too_old(lab):
     assert res.rc == 1
     assert checks["node"]["code"] == "RUNTIME_UNSUPPORTED"
     assert "20.11" in checks["node"]["fix"]
+
+
+@pytest.mark.parametrize("version,warning", [("v20.20.2", "Node 20 reached end of life on 2026-04-30"),
+                                             ("v22.23.5", None), ("v24.22.3", None)])
+def test_node_past_its_end_of_life_is_a_warning(lab, version, warning):
+    """Node 20 ended on 2026-04-30 (issue 25): still supported, so the check
+    passes, but it says so and names the date; 22 and 24 are in support
+    (their end is in 2027 and 2028: this test must change by then)."""
+    path = f"{fake_node(lab, version)}:{os.environ['PATH']}"
+    res, checks = doctor(lab, env={"PATH": path})
+    assert checks["node"]["ok"] is True
+    if warning:
+        assert warning in checks["node"]["warning"], checks["node"]
+    else:
+        assert "warning" not in checks["node"], checks["node"]

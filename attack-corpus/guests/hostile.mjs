@@ -94,7 +94,14 @@ const ATTACKS = {
     globalThis.__keep = mem;
     return "grew to " + total;
   },
-  "report-to": (a) => { process.report.directory = a.dir; return process.report.writeReport(a.file ?? "r.json"); },
+  // Node 20 returns "" when it could not write the report; Node 22 and 24
+  // refuse the call under the permission model (ERR_ACCESS_DENIED).
+  "report-to": (a) => {
+    process.report.directory = a.dir;
+    const written = process.report.writeReport(a.file ?? "r.json");
+    if (!written) throw Object.assign(new Error("no report was written"), { code: "ENOTWRITTEN" });
+    return written;
+  },
   "listen-unix": (a) => new Promise((resolve, reject) => {
     const s = net.createServer();
     s.on("error", reject);
