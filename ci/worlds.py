@@ -20,8 +20,8 @@ Worlds (what each runs, and why):
                           README's two commands run unchanged from a clean
                           clone: make deps && make test. Debian 13 brings
                           gcc 14, clang 19, Python 3.13, pytest 8 and
-                          bubblewrap 0.11; Debian 12 gets Node 22 on PATH
-                          (its own nodejs is 18).
+                          bubblewrap 0.12.0 today; Debian 12 gets Node 22
+                          on PATH (its own nodejs is 18).
 
 Exit status 1 when any world failed. Nothing here runs in a world without
 saying so: a world that cannot be set up is a failed world."""
@@ -138,7 +138,7 @@ def rootfs_world(name):
         binds = ["--ro-bind", str(node_bin(22)), "/opt/node/bin"]
         path = "/opt/node/bin:" + path
     cmd = ["bwrap", "--bind", str(rootfs), "/", "--dev", "/dev", "--proc", "/proc",
-           "--ro-bind", "/sys", "/sys", "--tmpfs", "/tmp", "--ro-bind", "/etc/resolv.conf",
+           "--ro-bind", "/sys", "/sys", "--perms", "1777", "--tmpfs", "/tmp", "--ro-bind", "/etc/resolv.conf",
            "/etc/resolv.conf", *binds, "--unshare-pid", "--unshare-ipc", "--unshare-uts",
            "--die-with-parent", "--cap-add", "ALL", "--clearenv", "--setenv", "PATH", path,
            "--setenv", "HOME", "/root", "--setenv", "CI", "true", "--setenv", "LANG", "C.UTF-8",

@@ -173,3 +173,35 @@ def test_action_gate_fails_on_a_smoke_call_error(lab):
     assert p.returncode == 1
     assert "INPUT_INVALID" in p.stdout, p.stdout + p.stderr
     assert cell_processes() == [] and lab.leftovers() == []
+
+
+def test_ci_as_written_covers_what_issue_25_found():
+    """Node 22 and 24 in a matrix, one run per ref, diagnostics on failure,
+    the self-test asserting the restriction it exists to test, an action
+    that changes no policy it cannot undo, artifacts that cannot collide,
+    and a ClusterFuzzLite job pinned, bounded and triggered by every file
+    it builds."""
+    wf = yaml.safe_load(WORKFLOW.read_text())
+    assert wf["concurrency"]["cancel-in-progress"] is True and "github.ref" in wf["concurrency"]["group"]
+    for name in ("ubuntu-24-04-apparmor", "action-self-test"):
+        job = wf["jobs"][name]
+        assert job["strategy"]["matrix"]["node"] == ["22", "24"], name
+    gate = wf["jobs"]["ubuntu-24-04-apparmor"]
+    diag = [s for s in gate["steps"] if s.get("if") == "failure()"]
+    assert diag and "journalctl -k" in diag[0]["run"] and "dpkg-query" in diag[0]["run"]
+    assert "matrix.node" in [s for s in gate["steps"] if "upload-artifact" in s.get("uses", "")][0]["with"]["name"]
+    self_test = steps_text(wf["jobs"]["action-self-test"])
+    assert index_of(self_test, "apparmor_restrict_unprivileged_userns)\" = 1") < len(self_test)
+    action = yaml.safe_load(ACTION.read_text())
+    assert action["inputs"]["load-apparmor-profile"]["default"] == "auto"
+    assert action["inputs"]["node-version"]["default"] == "22"
+    load = [s for s in action["runs"]["steps"] if "apparmor_parser" in s.get("run", "")][0]["run"]
+    assert "/.dockerenv" in load and "github-hosted" in load
+    upload = [s for s in action["runs"]["steps"] if "upload-artifact" in s.get("uses", "")][0]
+    assert "github.job" in upload["with"]["name"] and "strategy.job-index" in upload["with"]["name"]
+    cflite = yaml.safe_load((REPO / ".github" / "workflows" / "cflite_pr.yml").read_text())
+    paths = cflite[True]["pull_request"]["paths"]  # YAML 1.1 reads the key "on" as True
+    assert "probe/**" in paths and ".github/workflows/cflite_pr.yml" in paths
+    assert cflite["jobs"]["PR"]["timeout-minutes"] > 0
+    assert "base-builder:v1" in (REPO / ".clusterfuzzlite" / "Dockerfile").read_text()
+    assert "ci/action@main" not in (REPO / "README.md").read_text()
