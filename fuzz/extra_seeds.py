@@ -6,7 +6,7 @@
   every file for the JSON-facing harnesses, as each harness reads input
   (raw for config, manifest and guest_messages; framed for frame; a ping's
   params value for mcp).
-- libarchive's 322 test archives (Debian's libarchive 3.6.2 source, fetched
+- libarchive's test archives (322 in Debian 12's libarchive 3.6.2 source, fetched
   and checked by oss-fuzz/build_deps.sh --fetch): raw and gzip-wrapped for
   bundle and bundle_admission.
 
@@ -17,6 +17,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -67,7 +68,8 @@ def libarchive_archives():
     subprocess.run(["bash", str(FUZZ / "oss-fuzz" / "build_deps.sh"), "--fetch"], check=True,
                    capture_output=True, env={**os.environ, "DEPS_SRC": str(DEPS_SRC)})
     found = []
-    with tarfile.open(DEPS_SRC / "libarchive_3.6.2.orig.tar.xz") as t:
+    orig = re.search(r"^LIBARCHIVE_ORIG='([^']+)'", (DEPS_SRC / "sources.env").read_text(), re.M).group(1)
+    with tarfile.open(DEPS_SRC / orig) as t:
         for m in t.getmembers():
             if m.isfile() and "/libarchive/test/" in m.name and m.name.endswith(".uu"):
                 found.append(uudecode(t.extractfile(m).read().decode("latin-1")))

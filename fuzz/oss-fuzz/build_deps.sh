@@ -2,16 +2,21 @@
 # Static builds of the two libraries the harnesses parse with, compiled with
 # the engine's $CC and $CFLAGS so that their code is instrumented (fuzzed and
 # covered) like ours: jansson (every JSON boundary) and libarchive (bundles:
-# tar and gzip only, as host/bundle.c reads and writes them). Both come from
-# Debian bookworm's source packages (orig tarball plus Debian's patches, so
-# the fuzzed code is the deployed code), each file checked against the
-# SHA-256 of its signed .dsc. libcrypto (SHA-256), libseccomp (the cell
-# filter) and zlib are linked statically from the image's -dev packages:
-# the harnesses parse nothing with them.
+# the tar format only, as host/bundle.c reads it, and gzip for pack). Both
+# come from Debian 12's current source packages (orig tarball plus Debian's
+# patches, so the fuzzed code is the deployed code): debian_source.py finds
+# the newest version across bookworm, its updates and its security suite
+# and verifies every file along Debian's chain of trust (InRelease signature
+# with gpgv, Sources index, file SHA-256), so the build follows the next
+# security update instead of breaking on it. libcrypto (SHA-256), libseccomp
+# (the cell filter) and zlib are linked statically from the image's -dev
+# packages: the harnesses parse nothing with them.
 #   build_deps.sh PREFIX     (libraries in PREFIX/lib, headers in PREFIX/include)
 #   build_deps.sh --fetch    (only download and check the sources: the Dockerfile)
 # Sources: $DEPS_SRC if set (the Dockerfile downloads them into $SRC/deps),
-# else $SRC/deps, else downloaded into $WORK/deps-src.
+# else $SRC/deps, else downloaded into $WORK/deps-src. What was resolved is
+# kept there (sources.env) and checked again on every run, so a build from
+# fetched sources needs no network.
 PREFIX=$1
 FETCH_ONLY=false
 [ "$PREFIX" = --fetch ] && FETCH_ONLY=true
@@ -21,20 +26,15 @@ if [ -z "$SRC_DIR" ]; then
   if [ -n "${SRC:-}" ] && [ -d "$SRC/deps" ]; then SRC_DIR=$SRC/deps; else SRC_DIR=$WORK/deps-src; fi
 fi
 mkdir -p "$SRC_DIR" "$WORK/deps-build"
-POOL=http://deb.debian.org/debian/pool/main
-SECURITY=http://deb.debian.org/debian-security/pool/updates/main
-
-# name, URL, SHA-256 (from jansson_2.14-2.dsc and libarchive_3.6.2-1+deb12u5.dsc)
-SOURCES=(
-  "jansson_2.14.orig.tar.gz $POOL/j/jansson c739578bf6b764aa0752db9a2fdadcfe921c78f1228c7ec0bb47fa804c55d17b"
-  "jansson_2.14-2.debian.tar.xz $POOL/j/jansson e89fe4fd8221f6934ddb50f2e7f8404311928d0e23e49a5599f3d3d14ee8cb88"
-  "libarchive_3.6.2.orig.tar.xz $SECURITY/liba/libarchive 9e2c1b80d5fbe59b61308fdfab6c79b5021d7ff4ff2489fb12daf0a96a83551d"
-  "libarchive_3.6.2-1+deb12u5.debian.tar.xz $SECURITY/liba/libarchive 5b32794076e9b0d8cd74fd2c453340b72c6362188f40fa1aac96304cb5683315"
-)
-for entry in "${SOURCES[@]}"; do
-  read -r file url sha <<<"$entry"
-  [ -f "$SRC_DIR/$file" ] || curl -fsSL --retry 3 -o "$SRC_DIR/$file" "$url/$file"
-  echo "$sha  $SRC_DIR/$file" | sha256sum -c --quiet -
+HERE=$(cd "$(dirname "$0")" && pwd)
+if $FETCH_ONLY || [ ! -f "$SRC_DIR/sources.env" ]; then
+  python3 "$HERE/debian_source.py" "$SRC_DIR" jansson libarchive >"$SRC_DIR/sources.env.new"
+  mv "$SRC_DIR/sources.env.new" "$SRC_DIR/sources.env"
+fi
+# shellcheck source=/dev/null
+. "$SRC_DIR/sources.env"
+for pair in $JANSSON_SHA256S $LIBARCHIVE_SHA256S; do
+  echo "${pair#*=}  $SRC_DIR/${pair%%=*}" | sha256sum -c --quiet -
 done
 $FETCH_ONLY && exit 0
 mkdir -p "$PREFIX/lib" "$PREFIX/include"
@@ -66,13 +66,13 @@ cmake_static() {
     { tail -40 "$dir/build.log"; exit 1; }
 }
 
-unpack jansson jansson_2.14.orig.tar.gz jansson_2.14-2.debian.tar.xz
+unpack jansson "$JANSSON_ORIG" "$JANSSON_DEBIAN"
 cmake_static jansson jansson -DJANSSON_BUILD_DOCS=OFF -DJANSSON_WITHOUT_TESTS=ON \
   -DJANSSON_EXAMPLES=OFF -DJANSSON_BUILD_SHARED_LIBS=OFF
 cp "$WORK/deps-build/jansson/out/lib/libjansson.a" "$PREFIX/lib/"
 cp "$WORK/deps-build/jansson/out/include/"*.h "$PREFIX/include/"
 
-unpack libarchive libarchive_3.6.2.orig.tar.xz libarchive_3.6.2-1+deb12u5.debian.tar.xz
+unpack libarchive "$LIBARCHIVE_ORIG" "$LIBARCHIVE_DEBIAN"
 cmake_static libarchive archive_static -DENABLE_TAR=OFF -DENABLE_CPIO=OFF -DENABLE_CAT=OFF -DENABLE_TEST=OFF \
   -DENABLE_ZLIB=ON -DENABLE_BZip2=OFF -DENABLE_LZMA=OFF -DENABLE_ZSTD=OFF -DENABLE_LZ4=OFF \
   -DENABLE_LZO=OFF -DENABLE_LIBB2=OFF -DENABLE_LIBXML2=OFF -DENABLE_EXPAT=OFF -DENABLE_OPENSSL=OFF \
@@ -81,4 +81,4 @@ cmake_static libarchive archive_static -DENABLE_TAR=OFF -DENABLE_CPIO=OFF -DENAB
 cp "$WORK/deps-build/libarchive/out/libarchive/libarchive.a" "$PREFIX/lib/"
 cp "$WORK/deps-build/libarchive/libarchive/archive.h" \
   "$WORK/deps-build/libarchive/libarchive/archive_entry.h" "$PREFIX/include/"
-echo "static jansson and libarchive (tar, gzip) in $PREFIX"
+echo "static jansson $JANSSON_VERSION and libarchive $LIBARCHIVE_VERSION (tar, gzip) in $PREFIX"
