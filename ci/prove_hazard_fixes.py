@@ -198,6 +198,10 @@ REVERTS = [
     ("Node 24's code range is added to the memory ceiling", "common/node_version.c",
      "  return v.major >= 24 ? 512 : 0;", "  (void)v;\n  return 0;",
      ["pytest/test_attack_corpus.py::test_memory_and_dev_cases_on_node_24"]),
+    ("a Node with built-ins outside its binary is RUNTIME_UNSUPPORTED", "host/attest.c",
+     "if (classify_bwrap_failure(c, &classified) || classify_node_failure(h, c, &classified))",
+     "(void)classify_node_failure;\n    if (classify_bwrap_failure(c, &classified))",
+     ["attest/node-with-external-builtins"]),
 ]
 
 

@@ -20,8 +20,10 @@ Worlds (what each runs, and why):
                           README's two commands run unchanged from a clean
                           clone: make deps && make test. Debian 13 brings
                           gcc 14, clang 19, Python 3.13, pytest 8 and
-                          bubblewrap 0.12.0 today; Debian 12 gets Node 22
-                          on PATH (its own nodejs is 18).
+                          bubblewrap 0.12.0 today; both get Node 22 on PATH
+                          (Debian 12's nodejs is 18, Debian 13's reads its
+                          built-ins from /usr/share/nodejs, which no cell
+                          mounts: refused with RUNTIME_UNSUPPORTED).
 
 Exit status 1 when any world failed. Nothing here runs in a world without
 saying so: a world that cannot be set up is a failed world."""
@@ -131,18 +133,28 @@ def rootfs_world(name):
     if boot.returncode != 0:
         return "debootstrap failed:\n" + boot.stdout[-3000:] + boot.stderr[-3000:] + "\n0 passed, 1 failed"
     subprocess.run(["git", "clone", "-q", str(REPO), str(rootfs / "src")], check=True)
+    # The machine's own extra certificate authorities (an egress proxy's, on
+    # these machines) come along, as any user's machine has its own: without
+    # them npm and curl cannot reach the registries this machine reaches.
+    extra_ca = Path("/usr/local/share/ca-certificates")
+    if extra_ca.is_dir():
+        shutil.copytree(extra_ca, rootfs / "usr/local/share/ca-certificates", dirs_exist_ok=True)
     path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-    binds = []
-    if suite == "bookworm":  # Debian 12's nodejs is 18: bring Node 22, as a user would
-        install_nodes()
-        binds = ["--ro-bind", str(node_bin(22)), "/opt/node/bin"]
-        path = "/opt/node/bin:" + path
-    cmd = ["bwrap", "--bind", str(rootfs), "/", "--dev", "/dev", "--proc", "/proc",
+    # Debian 12's nodejs is 18, Debian 13's a shared build that reads its
+    # built-in modules from /usr/share/nodejs (refused: RUNTIME_UNSUPPORTED),
+    # and DSH needs 22: bring Node 22 on PATH, as a DSH user has it.
+    install_nodes()
+    binds = ["--ro-bind", str(node_bin(22)), "/opt/node/bin"]
+    path = "/opt/node/bin:" + path
+    # The host's own /proc, not a new one: the cells' bwrap mounts a fresh
+    # proc in its user namespace, which the kernel allows only where the
+    # proc it sees is fully visible (bwrap's --proc covers parts of it).
+    cmd = ["bwrap", "--bind", str(rootfs), "/", "--dev", "/dev", "--bind", "/proc", "/proc",
            "--ro-bind", "/sys", "/sys", "--perms", "1777", "--tmpfs", "/tmp", "--ro-bind", "/etc/resolv.conf",
-           "/etc/resolv.conf", *binds, "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-           "--die-with-parent", "--cap-add", "ALL", "--clearenv", "--setenv", "PATH", path,
+           "/etc/resolv.conf", *binds, "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--cap-add", "ALL", "--clearenv", "--setenv", "PATH", path,
            "--setenv", "HOME", "/root", "--setenv", "CI", "true", "--setenv", "LANG", "C.UTF-8",
-           "--chdir", "/src", "/bin/bash", "-c", "make deps && make test"]
+           "--setenv", "NODE_EXTRA_CA_CERTS", "/etc/ssl/certs/ca-certificates.crt",
+           "--chdir", "/src", "/bin/bash", "-c", "update-ca-certificates >/dev/null && make deps && make test"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     out = p.stdout + p.stderr
     if p.returncode != 0 and not re.search(r"\d+ (passed|failed)", out):

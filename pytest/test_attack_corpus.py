@@ -52,9 +52,13 @@ def fake_bwrap(mode):
 
 
 def fake_node(lab, version):
+    """A node that answers --version; "VERSION+external-builtins" also
+    aborts in a cell as Debian 13's shared Node does."""
+    version, _, mode = version.partition("+")
     d = lab.tmp / "fakenode"
     d.mkdir()
-    subprocess.run(["cc", "-O1", f'-DVERSION="{version}"', "-o", str(d / "node"),
+    flags = ["-DEXTERNAL_BUILTINS"] if mode == "external-builtins" else []
+    subprocess.run(["cc", "-O1", f'-DVERSION="{version}"', *flags, "-o", str(d / "node"),
                     str(CORPUS / "tools" / "fake-node.c")], check=True)
     return d
 
