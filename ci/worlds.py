@@ -98,6 +98,9 @@ def as_ordinary_user(path):
     of the tree (and the built binaries) that user owns."""
     sys.path.insert(0, str(REPO / "pytest"))
     from capsule_lab import copy_working_tree
+    if not shutil.which("sudo"):  # a runner has it; this machine may not
+        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "sudo"],
+                       check=True, capture_output=True)
     if subprocess.run(["id", WORLD_USER], capture_output=True).returncode != 0:
         subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", WORLD_USER], check=True)
     sudoers = Path(f"/etc/sudoers.d/{WORLD_USER}")

@@ -168,6 +168,15 @@ def test_a_refusal_that_quotes_a_cut_character_is_delivered(served):
     assert served.next_response()["error"]["code"] == -32700
 
 
+def test_an_unknown_tool_name_cut_mid_character_is_quoted_as_text(served):
+    """"Unknown tool: %.100s" cuts a client's name of two-byte characters in
+    the middle of one: the JSON-RPC message is made valid text, so the
+    answer is the refusal itself, not the fixed INTERNAL fallback."""
+    msg = served.modern(63, "tools/call", {"name": "a" + "é" * 80, "arguments": {}})
+    assert msg["error"]["data"]["code"] == "TOOL_NOT_FOUND", msg
+    assert msg["error"]["message"].startswith("Unknown tool: aéé") and "\\xc3" in msg["error"]["message"]
+
+
 def test_invalid_utf8_and_broken_json_are_parse_errors(served):
     served.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"\xff"}}\n')
     msg = served.next_response()
