@@ -64,15 +64,17 @@ def uudecode(text):
 
 
 def libarchive_archives():
+    """{name: bytes} of libarchive's test archives (also the regression test's
+    input, pytest/test_bundle_regressions.py)."""
     DEPS_SRC.mkdir(parents=True, exist_ok=True)
     subprocess.run(["bash", str(FUZZ / "oss-fuzz" / "build_deps.sh"), "--fetch"], check=True,
                    capture_output=True, env={**os.environ, "DEPS_SRC": str(DEPS_SRC)})
-    found = []
     orig = re.search(r"^LIBARCHIVE_ORIG='([^']+)'", (DEPS_SRC / "sources.env").read_text(), re.M).group(1)
+    found = {}
     with tarfile.open(DEPS_SRC / orig) as t:
         for m in t.getmembers():
             if m.isfile() and "/libarchive/test/" in m.name and m.name.endswith(".uu"):
-                found.append(uudecode(t.extractfile(m).read().decode("latin-1")))
+                found[m.name.rsplit("/", 1)[1][:-3]] = uudecode(t.extractfile(m).read().decode("latin-1"))
     return found
 
 
@@ -84,7 +86,7 @@ def main():
     write("frame", [b"\x3f" + len(d).to_bytes(4, "big") + d for d in docs])
     write("mcp", [b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"v":' + d.rstrip(b"\n") + b"}}\n"
                   for d in docs if b"\n" not in d.rstrip(b"\n")])
-    archives = libarchive_archives()
+    archives = libarchive_archives().values()
     bundles = [a for a in archives if len(a) < 1 << 20]
     bundles += [gzip.compress(a, mtime=0) for a in bundles]
     write("bundle", bundles)
