@@ -147,6 +147,7 @@ def rootfs_world(name):
     # built-in modules from /usr/share/nodejs (refused: RUNTIME_UNSUPPORTED),
     # and DSH needs 22: bring Node 22 on PATH, as a DSH user has it.
     install_nodes()
+    (rootfs / "opt" / "node" / "bin").mkdir(parents=True, mode=0o755)  # bwrap would make it 0700
     binds = ["--ro-bind", str(node_bin(22)), "/opt/node/bin"]
     path = "/opt/node/bin:" + path
     # The host's own /proc, not a new one: the cells' bwrap mounts a fresh

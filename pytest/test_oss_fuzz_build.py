@@ -17,7 +17,10 @@ from capsule_lab import REPO, copy_working_tree
 
 CFLAGS = "-O1 -fno-omit-frame-pointer -gline-tables-only -fsanitize=address -fsanitize-address-use-after-scope"
 # What the OSS-Fuzz runner image has: the C and C++ runtimes, nothing more.
-RUNNER_LIBS = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.so.1",
+# What every runner image has: glibc's own libraries (libc6 ships
+# libresolv too, which Debian 13's static libcrypto pulls in), libstdc++ and
+# libgcc.
+RUNNER_LIBS = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.so.1", "libresolv.so.2",
                "libstdc++.so.6", "libgcc_s.so.1", "ld-linux-x86-64.so.2"}
 ENGINES = {
     "libfuzzer": {"CC": "clang", "CXX": "clang++", "CFLAGS": CFLAGS + " -fsanitize=fuzzer-no-link",

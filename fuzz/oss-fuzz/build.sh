@@ -42,8 +42,14 @@ INC=(-I"$DEPS/include" -I"$ROOT/common" -I"$ROOT/host" -I"$ROOT/launcher" -I"$WO
 for src in "${SRCS[@]}"; do
   $CC $CFLAGS -std=gnu11 "${INC[@]}" -c "$src" -o "$WORK/obj/$(basename "$(dirname "$src")")_$(basename "$src" .c).o"
 done
-# libcrypto, libseccomp and zlib from the image's -dev packages, statically.
-LIBS="$DEPS/lib/libarchive.a $DEPS/lib/libjansson.a -Wl,-Bstatic -lcrypto -lseccomp -lz -Wl,-Bdynamic -ldl -pthread -lm"
+# libcrypto, libseccomp and zlib from the image's -dev packages, statically,
+# with what each needs in turn as pkg-config says (OpenSSL 3.5 in Debian 13
+# also needs libzstd); libc's own -ldl and -pthread stay dynamic.
+STATIC=""
+for lib in $(pkg-config --static --libs-only-l libcrypto libseccomp zlib); do
+  case "$lib" in -ldl | -lpthread | -lrt | -lm) ;; *) STATIC="$STATIC $lib" ;; esac
+done
+LIBS="$DEPS/lib/libarchive.a $DEPS/lib/libjansson.a -Wl,-Bstatic$STATIC -Wl,-Bdynamic -ldl -pthread -lm"
 
 count=0
 for harness in "$ROOT"/fuzz/harness/fuzz_*.c; do
