@@ -95,10 +95,8 @@ def node_world(line, user=False):
 
 
 def as_ordinary_user(path):
-    """A runner's shape: an ordinary user with passwordless sudo, in a copy
-    of the tree (and the built binaries) that user owns."""
-    sys.path.insert(0, str(REPO / "pytest"))
-    from capsule_lab import copy_working_tree
+    """A runner's shape: an ordinary user with passwordless sudo, in a clone
+    of the repository (and the built binaries) that user owns."""
     if not shutil.which("sudo"):  # a runner has it; this machine may not
         subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "sudo"],
                        check=True, capture_output=True)
@@ -107,18 +105,20 @@ def as_ordinary_user(path):
     sudoers = Path(f"/etc/sudoers.d/{WORLD_USER}")
     sudoers.write_text(f"{WORLD_USER} ALL=(ALL) NOPASSWD:ALL\n")
     sudoers.chmod(0o440)
-    tree = Path(tempfile.mkdtemp(prefix="capsule-world-"))
+    base = Path(tempfile.mkdtemp(prefix="capsule-world-"))
+    tree = base / "src"
     try:
-        copy_working_tree(tree)
+        # A checkout, as a runner has (tests that copy the tree ask git).
+        subprocess.run(["git", "clone", "-q", str(REPO), str(tree)], check=True)
         shutil.copytree(ASAN_BIN, tree / "build" / "asan" / "bin")
-        subprocess.run(["chown", "-R", f"{WORLD_USER}:{WORLD_USER}", str(tree)], check=True)
-        tree.chmod(0o755)
+        subprocess.run(["chown", "-R", f"{WORLD_USER}:{WORLD_USER}", str(base)], check=True)
+        base.chmod(0o755)
         env = {"PATH": path, "CAPSULE_BIN": str(tree / "build" / "asan" / "bin"),
                "HOME": f"/home/{WORLD_USER}", "CAPSULE_MATRIX_STRICT": "0"}
         return pytest_in(tree, USER_TESTS, env, user=WORLD_USER)
     finally:
         sudoers.unlink()  # the passwordless sudo lasts only as long as the world
-        shutil.rmtree(tree, ignore_errors=True)
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def rootfs_world(name):
