@@ -19,21 +19,30 @@ PKGS := jansson libcrypto libseccomp libarchive zlib
 CFLAGS_PKG := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LIBS_PKG := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcrypto -lseccomp -larchive -lz)
 
-WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wno-format-truncation -Werror
+WARN ?= -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wno-format-truncation -Werror
+HARDEN ?= -fstack-protector-strong -D_FORTIFY_SOURCE=2
 CFLAGS ?= -O2 -g
 ifeq ($(SANITIZE),1)
 CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
 endif
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(CFLAGS_PKG) -Icommon -Ilauncher -I$(BUILD)/gen -fstack-protector-strong -D_FORTIFY_SOURCE=2
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(CFLAGS_PKG) -Icommon -Ihost -Ilauncher -I$(BUILD)/gen $(HARDEN)
 
+# Three libraries, each the whole of its folder but its main: everything
+# else (the binaries, unit tests, fuzz harnesses, OSS-Fuzz build and
+# benchmarks) links them; `make libs BUILD=... CC=... CFLAGS=...` builds
+# them with another toolchain (fuzz/Makefile, fuzz/oss-fuzz/build.sh).
 COMMON_SRC := $(wildcard common/*.c)
-HOST_SRC := $(wildcard host/*.c)
-LAUNCHER_SRC := $(wildcard launcher/*.c)
+HOST_LIB_SRC := $(filter-out host/main.c,$(shell find host -name '*.c' | LC_ALL=C sort))
+LAUNCHER_LIB_SRC := $(filter-out launcher/launcher_main.c,$(wildcard launcher/*.c))
 PROBE_SRC := $(wildcard probe/*.c)
+HEADERS := $(wildcard common/*.h launcher/*.h) $(shell find host -name '*.h')
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 COMMON_LIB := $(BUILD)/libcapsule-common.a
+HOST_LIB := $(BUILD)/libcapsule-host.a
+LAUNCHER_LIB := $(BUILD)/libcapsule-launcher.a
+CAPSULE_LIBS := $(HOST_LIB) $(LAUNCHER_LIB) $(COMMON_LIB)
 BIN := $(BUILD)/bin
 GEN_PROBE := $(BUILD)/gen/cell_loader_cjs.h
 
@@ -41,28 +50,37 @@ GEN_PROBE := $(BUILD)/gen/cell_loader_cjs.h
 # bwrap argv, path and name rules, frame codec, inputSchema subset.
 UNIT_SRC := $(wildcard unit/test_*.c)
 UNIT_BIN := $(patsubst unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
-UNIT_OBJ := $(call obj,launcher/bwrap_argv.c host/names.c host/schema_check.c host/schema_validate.c host/jsonrpc_id.c)
 
-.PHONY: all deps test test-dsh unit worlds examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report bench
+.PHONY: all libs deps test test-dsh unit worlds examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report bench
 all: $(BIN)/capsule-host $(BIN)/capsule-launcher $(BIN)/capsule-probe
 
-$(BUILD)/obj/%.o: %.c $(wildcard common/*.h host/*.h launcher/*.h) $(GEN_PROBE)
+libs: $(CAPSULE_LIBS)
+
+$(BUILD)/obj/%.o: %.c $(HEADERS) $(GEN_PROBE)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(GEN_PROBE): probe/cell-loader.cjs
+$(GEN_PROBE): host/cell/cell-loader.cjs
 	@mkdir -p $(dir $@)
-	cd probe && xxd -i -n cell_loader_cjs cell-loader.cjs > $(abspath $@)
+	cd host/cell && xxd -i -n cell_loader_cjs cell-loader.cjs > $(abspath $@)
 
 $(COMMON_LIB): $(call obj,$(COMMON_SRC))
 	@mkdir -p $(dir $@)
-	ar rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
-$(BIN)/capsule-host: $(call obj,$(HOST_SRC)) $(COMMON_LIB)
+$(HOST_LIB): $(call obj,$(HOST_LIB_SRC))
+	@mkdir -p $(dir $@)
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(LAUNCHER_LIB): $(call obj,$(LAUNCHER_LIB_SRC))
+	@mkdir -p $(dir $@)
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(BIN)/capsule-host: $(call obj,host/main.c) $(CAPSULE_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_PKG) -lm
 
-$(BIN)/capsule-launcher: $(call obj,$(LAUNCHER_SRC)) $(COMMON_LIB)
+$(BIN)/capsule-launcher: $(call obj,launcher/launcher_main.c) $(LAUNCHER_LIB) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_PKG)
 
@@ -70,9 +88,9 @@ $(BIN)/capsule-probe: $(call obj,$(PROBE_SRC)) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_PKG)
 
-$(BUILD)/unit/%: unit/%.c unit/unit.h $(UNIT_OBJ) $(COMMON_LIB)
+$(BUILD)/unit/%: unit/%.c $(wildcard unit/*.h) $(CAPSULE_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Ihost $(LDFLAGS) -o $@ $< $(UNIT_OBJ) $(COMMON_LIB) $(LIBS_PKG) -lcmocka -lm
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(CAPSULE_LIBS) $(LIBS_PKG) -lcmocka -lm
 
 unit: $(UNIT_BIN)
 	@for t in $(UNIT_BIN); do $$t || exit 1; done

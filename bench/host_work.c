@@ -9,12 +9,14 @@
 #include <unistd.h>
 
 #include "bwrap_argv.h"
-#include "call_result.h"
+#include "admit/call_result.h"
 #include "digest.h"
 #include "frame.h"
+#include "admit/config.h"
+#include "cell/cell_given.h"
 #include "host.h"
 #include "launch_doc.h"
-#include "schema.h"
+#include "admit/schema.h"
 #include "seccomp_policy.h"
 #include "strict_json.h"
 #include "clock.h"

@@ -105,8 +105,4 @@ cap_code cap_vfail(cap_error *err, cap_code code, const char *fmt, va_list ap);
 cap_code cap_override(cap_error *err, cap_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* A file whose failures all carry one code defines BAD_CODE and writes
- * BAD("...") with a `cap_error *err` in scope. */
-#define BAD(...) cap_fail(err, BAD_CODE, __VA_ARGS__)
-
 #endif

@@ -7,7 +7,6 @@
 #include "safe_open.h"
 #include "strict_json.h"
 
-#define BAD_CODE CAP_E_LAUNCH_DOC_INVALID
 
 const char *launch_label_name(ld_label label) {
   switch (label) {
@@ -24,7 +23,7 @@ static bool get_id(const json_t *o, const char *key, unsigned long long *out,
                    cap_error *err) {
   json_t *v = json_object_get(o, key);
   if (!json_is_integer(v) || json_integer_value(v) < 0) {
-    BAD("launch document: %s must be a non-negative integer", key);
+    cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: %s must be a non-negative integer", key);
     return false;
   }
   *out = (unsigned long long)json_integer_value(v);
@@ -51,7 +50,7 @@ static cap_code parse_mount(const json_t *m, ld_mount *out, cap_error *err) {
   const char *label;
   if (!json_is_object(m) || !sj_string(m, "label", &label,
                                        CAP_E_LAUNCH_DOC_INVALID, "mount", err))
-    return BAD("launch document: mount must be an object with a label");
+    return cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: mount must be an object with a label");
   if (strcmp(label, "runtime") == 0 || strcmp(label, "guest") == 0 ||
       strcmp(label, "loader") == 0 || strcmp(label, "snapshot") == 0) {
     static const char *const rt_keys[] = {"label", "source", "dest", "dev", "ino", NULL};
@@ -68,25 +67,25 @@ static cap_code parse_mount(const json_t *m, ld_mount *out, cap_error *err) {
         !sj_string(m, "dest", &out->dest, CAP_E_LAUNCH_DOC_INVALID, "mount", err))
       return err->code;
     if (!so_is_plain_absolute(out->source))
-      return BAD("launch document: source \"%s\" is not a plain absolute path", out->source);
+      return cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: source \"%s\" is not a plain absolute path", out->source);
     if (hashed) {
       if (!sj_string(m, "sha256", &out->sha256, CAP_E_LAUNCH_DOC_INVALID, "mount", err))
         return err->code;
       if (!digest_is_sha256_hex(out->sha256))
-        return BAD("launch document: %s sha256 is not 64 lowercase hex digits", label);
+        return cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: %s sha256 is not 64 lowercase hex digits", label);
     }
     /* The loader and the snapshot have one place each; Node's flags name it. */
     if (out->label == LD_LOADER && strcmp(out->dest, LAUNCH_LOADER_DEST) != 0)
-      return BAD("launch document: loader dest must be " LAUNCH_LOADER_DEST);
+      return cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: loader dest must be " LAUNCH_LOADER_DEST);
     if (out->label == LD_SNAPSHOT && strcmp(out->dest, LAUNCH_SNAPSHOT_DEST) != 0)
-      return BAD("launch document: snapshot dest must be " LAUNCH_SNAPSHOT_DEST);
+      return cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: snapshot dest must be " LAUNCH_SNAPSHOT_DEST);
     if (guest) {
       const char *name = out->dest + strlen(LAUNCH_GUEST_DIR);
       if (strncmp(out->dest, LAUNCH_GUEST_DIR, strlen(LAUNCH_GUEST_DIR)) != 0 ||
           !so_is_plain_relative(name) || strchr(name, '/'))
-        return BAD("launch document: guest dest must be /guest/<name>");
+        return cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: guest dest must be /guest/<name>");
     } else if (out->label == LD_RUNTIME && !runtime_dest_allowed(out->dest)) {
-      return BAD("launch document: runtime dest \"%s\" is not allowed", out->dest);
+      return cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: runtime dest \"%s\" is not allowed", out->dest);
     }
   } else if (strcmp(label, "workspace-read") == 0) {
     static const char *const ws_keys[] = {"label", "root", "path", "dest", "dev", "ino", NULL};
@@ -97,14 +96,14 @@ static cap_code parse_mount(const json_t *m, ld_mount *out, cap_error *err) {
         !sj_string(m, "dest", &out->dest, CAP_E_LAUNCH_DOC_INVALID, "mount", err))
       return err->code;
     if (!so_is_plain_absolute(out->root) || !so_is_plain_relative(out->path))
-      return BAD("launch document: workspace root or path is not plain");
+      return cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: workspace root or path is not plain");
     /* The destination is derived, never chosen: /workspace/<path>. */
     size_t pre = strlen(LAUNCH_WORKSPACE_DIR);
     if (strncmp(out->dest, LAUNCH_WORKSPACE_DIR, pre) != 0 ||
         strcmp(out->dest + pre, out->path) != 0)
-      return BAD("launch document: workspace dest must be /workspace/<path>");
+      return cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: workspace dest must be /workspace/<path>");
   } else {
-    return BAD("launch document: unknown mount label \"%s\"", label);
+    return cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: unknown mount label \"%s\"", label);
   }
   if (!get_id(m, "dev", &out->dev, err) || !get_id(m, "ino", &out->ino, err))
     return err->code;
@@ -132,7 +131,7 @@ cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
                           cap_error *err) {
   memset(doc, 0, sizeof *doc);
   sj_limits lim = {.max_depth = 8, .max_nodes = 16 * LAUNCH_DOC_MAX_MOUNTS + 64};
-  if (len > LAUNCH_DOC_MAX_BYTES) return BAD("launch document too large");
+  if (len > LAUNCH_DOC_MAX_BYTES) return cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document too large");
   json_t *root = sj_parse_as(buf, len, &lim, CAP_E_LAUNCH_DOC_INVALID, "launch document", err);
   if (!root) return err->code;
   doc->json = root;
@@ -149,11 +148,11 @@ cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
                  "launch document", err))
     goto fail;
   if (!digest_is_sha256_hex(doc->seccomp_sha256)) {
-    BAD("launch document: seccompSha256 is not 64 lowercase hex digits");
+    cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: seccompSha256 is not 64 lowercase hex digits");
     goto fail;
   }
   if (strcmp(protocol, LAUNCH_DOC_PROTOCOL) != 0) {
-    BAD("launch document: protocol must be %s", LAUNCH_DOC_PROTOCOL);
+    cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: protocol must be %s", LAUNCH_DOC_PROTOCOL);
     goto fail;
   }
   bwrap = json_object_get(root, "bwrap");
@@ -162,7 +161,7 @@ cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
       !get_id(bwrap, "dev", &doc->bwrap_dev, err) || !get_id(bwrap, "ino", &doc->bwrap_ino, err))
     goto fail;
   if (!so_is_plain_absolute(doc->bwrap_path)) {
-    BAD("launch document: bwrap path is not plain absolute");
+    cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: bwrap path is not plain absolute");
     goto fail;
   }
   doc->tmpfs_bytes = -1;
@@ -179,12 +178,12 @@ cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
     goto fail;
   if (strcmp(doc->permission_flag, "--permission") != 0 &&
       strcmp(doc->permission_flag, "--experimental-permission") != 0) {
-    BAD("launch document: permissionFlag must be --permission or --experimental-permission");
+    cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: permissionFlag must be --permission or --experimental-permission");
     goto fail;
   }
   sig = json_object_get(node, "disableSigusr1");
   if (!json_is_boolean(sig)) {
-    BAD("launch document: node.disableSigusr1 must be a boolean");
+    cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: node.disableSigusr1 must be a boolean");
     goto fail;
   }
   doc->disable_sigusr1 = json_is_true(sig);
@@ -192,7 +191,7 @@ cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
   if (!sj_array(root, "mounts", &mounts, CAP_E_LAUNCH_DOC_INVALID, "launch document", err))
     goto fail;
   if (json_array_size(mounts) > LAUNCH_DOC_MAX_MOUNTS) {
-    BAD("launch document: too many mounts");
+    cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: too many mounts");
     goto fail;
   }
   size_t i, guests = 0, nodes = 0, loaders = 0, snapshots = 0;
@@ -202,7 +201,7 @@ cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
     if (parse_mount(m, lm, err) != CAP_OK) goto fail;
     for (size_t j = 0; j < doc->mount_count; j++)
       if (strcmp(doc->mounts[j].dest, lm->dest) == 0) {
-        BAD("launch document: duplicate dest \"%s\"", lm->dest);
+        cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: duplicate dest \"%s\"", lm->dest);
         goto fail;
       }
     if (lm->label == LD_GUEST) guests++;
@@ -212,16 +211,16 @@ cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
     doc->mount_count++;
   }
   if (guests != 1 || nodes != 1 || loaders != 1) {
-    BAD("launch document needs exactly one guest, one loader and one %s mount", LAUNCH_NODE_DEST);
+    cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document needs exactly one guest, one loader and one %s mount", LAUNCH_NODE_DEST);
     goto fail;
   }
   if (snapshots > 1) {
-    BAD("launch document: more than one snapshot");
+    cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "launch document: more than one snapshot");
     goto fail;
   }
   return CAP_OK;
 fail:
-  /* Every check above fails with LAUNCH_DOC_INVALID (BAD_CODE, sj_*). */
+  /* Every check above fails with LAUNCH_DOC_INVALID (so do the sj_* ones). */
   launch_doc_free(doc);
   return err->code;
 }
@@ -266,7 +265,7 @@ char *launch_doc_encode(const launch_doc *doc, cap_error *err) {
   char *text = root ? json_dumps(root, JSON_COMPACT) : NULL;
   json_decref(root);
   if (!text) {
-    BAD("cannot encode the launch document");
+    cap_fail(err, CAP_E_LAUNCH_DOC_INVALID, "cannot encode the launch document");
     return NULL;
   }
   /* The host never hands the launcher a document the launcher refuses. */

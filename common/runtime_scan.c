@@ -132,11 +132,12 @@ cap_code runtime_scan(const char *executable, runtime_view *view, cap_error *err
   char *out = NULL;
   size_t len = 0;
   int status = 0;
-  subproc_result rc = subproc_run(argv, SUBPROC_STDOUT, 10000, 1 << 16, &out, &len, &status);
+  cap_error why = {0};
+  subproc_result rc = subproc_run(argv, SUBPROC_STDOUT, 10000, 1 << 16, &out, &len, &status, &why);
   if (rc != SUBPROC_DONE || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     free(out);
-    return cap_fail(err, CAP_E_RUNTIME_UNSUPPORTED, "%s --list %s failed", interp,
-                    view->executable.path);
+    return cap_fail(err, CAP_E_RUNTIME_UNSUPPORTED, "%s --list %s failed (%s)", interp,
+                    view->executable.path, rc != SUBPROC_DONE ? why.message : "non-zero exit");
   }
   char *paths[RUNTIME_MAX_OBJECTS];
   size_t count = 0;

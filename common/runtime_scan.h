@@ -14,7 +14,7 @@
 
 #define RUNTIME_MAX_OBJECTS 64
 
-typedef struct {
+typedef struct file_identity {
   char path[4096]; /* symlink-free absolute path */
   unsigned long long dev, ino, size;
   long long mtime_ns;
@@ -25,7 +25,7 @@ typedef struct {
   file_identity source;
 } shared_object;
 
-typedef struct {
+typedef struct runtime_view {
   file_identity executable;
   shared_object objects[RUNTIME_MAX_OBJECTS];
   size_t object_count;

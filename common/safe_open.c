@@ -137,3 +137,23 @@ void so_close_from(int lowfd) {
                    : 65536;
   for (long fd = lowfd; fd < maxfd; fd++) close((int)fd);
 }
+
+const char *so_file_type_text(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a UNIX socket";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISLNK(m)) return "a symlink";
+  return "not a regular file";
+}
+
+const char *so_open_errno_text(int e) {
+  switch (e) {
+  case ELOOP: return "traverses a symbolic link";
+  case EXDEV: return "escapes its root";
+  case ENOENT: return "does not exist";
+  case ENOTDIR: return "has a non-directory parent";
+  default: return strerror(e);
+  }
+}

@@ -39,6 +39,12 @@ bool so_is_plain_relative(const char *path);
 /* Lexically normalised absolute path (no "." or ".." or "//"). */
 bool so_is_plain_absolute(const char *path);
 
+/* Words for error messages: what a non-regular file is ("a directory",
+ * "a FIFO", ...) and why an so_open failed ("traverses a symbolic link"
+ * for ELOOP, "escapes its root" for EXDEV, ...). */
+const char *so_file_type_text(mode_t mode);
+const char *so_open_errno_text(int e);
+
 /* Closes every descriptor >= lowfd (close_range, with a fallback loop). */
 void so_close_from(int lowfd);
 

@@ -12,7 +12,7 @@
 
 #include "cap_error.h"
 
-typedef struct {
+typedef struct sj_limits {
   size_t max_depth; /* a scalar at top level has depth 1 */
   size_t max_nodes; /* every value counts, keys do not */
 } sj_limits;

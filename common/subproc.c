@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,10 +31,14 @@ static subproc_result collect(int fd, long long deadline, size_t max_out, char *
 }
 
 subproc_result subproc_run(char *const argv[], subproc_options opt, long long timeout_ms,
-                           size_t max_out, char **out, size_t *out_len, int *exit_status) {
+                           size_t max_out, char **out, size_t *out_len, int *exit_status,
+                           cap_error *why) {
+  cap_error ignored = {0};
+  if (!why) why = &ignored;
   int p[2];
   char *buf = malloc(max_out + 2);
   if (!buf || pipe2(p, O_CLOEXEC) != 0) {
+    cap_fail(why, CAP_E_INTERNAL, "cannot run %s: %s", argv[0], strerror(errno));
     free(buf);
     return SUBPROC_SPAWN_FAILED;
   }
@@ -41,8 +46,7 @@ subproc_result subproc_run(char *const argv[], subproc_options opt, long long ti
   fds[opt.capture_fd == 2 ? 2 : 1] = p[1];
   pid_t pid;
   int pidfd;
-  cap_error err = {0};
-  cap_code started = spawn_program(argv[0], argv, fds, opt.fd3 >= 0 ? 4 : 3, &pid, &pidfd, &err);
+  cap_code started = spawn_program(argv[0], argv, fds, opt.fd3 >= 0 ? 4 : 3, &pid, &pidfd, why);
   close(p[1]);
   if (started != CAP_OK) {
     close(p[0]);
@@ -58,6 +62,10 @@ subproc_result subproc_run(char *const argv[], subproc_options opt, long long ti
   }
   close(pidfd);
   if (rc != SUBPROC_DONE) {
+    if (rc == SUBPROC_TIMED_OUT)
+      cap_fail(why, CAP_E_LAUNCH_FAILED, "%s did not finish within %lld ms", argv[0], timeout_ms);
+    else
+      cap_fail(why, CAP_E_LAUNCH_FAILED, "%s wrote more than %zu bytes", argv[0], max_out);
     free(buf);
     return rc;
   }

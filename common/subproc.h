@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "cap_error.h"
+
 typedef enum {
   SUBPROC_DONE,             /* *out, *out_len and *exit_status are set */
   SUBPROC_SPAWN_FAILED,     /* no child ran (or it could not be exec'd) */
@@ -19,7 +21,11 @@ typedef struct {
 
 #define SUBPROC_STDOUT ((subproc_options){.capture_fd = 1, .fd3 = -1})
 
+/* Anything but SUBPROC_DONE also says why in *why (when not NULL): the
+ * spawn's own error (LAUNCH_FAILED: what could not be executed, and
+ * errno's words), or the timeout or output bound that was hit. */
 subproc_result subproc_run(char *const argv[], subproc_options opt, long long timeout_ms,
-                           size_t max_out, char **out, size_t *out_len, int *exit_status);
+                           size_t max_out, char **out, size_t *out_len, int *exit_status,
+                           cap_error *why);
 
 #endif

@@ -8,10 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cell.h"
+#include "cell/cell.h"
 #include "clock.h"
-#include "describe.h"
+#include "admit/describe.h"
 #include "host.h"
+#include "admit/capsule.h"
 
 /* Trusted helpers live beside the host binary, never on PATH. */
 static cap_code find_helpers(host *h, cap_error *err) {
@@ -46,12 +47,11 @@ static cap_code describe_cell(host *h, loaded_capsule *cap, cap_error *err) {
   if (!started) return rc;
   if (!rc) rc = describe_admit(reply, &cap->m, &h->cfg.limits, &cap->descriptor, err);
   json_decref(reply);
-  if (!rc) rc = cell_shutdown(&c, err);
-  cap_code jr = cell_join(&c, err);
+  rc = cell_finish(&c, rc, err);
   char key[64];
   snprintf(key, sizeof key, "describe:%s", cap->m.id);
   json_object_set_new(h->timings, key, cell_timings_json(&c));
-  return jr ? jr : rc;
+  return rc;
 }
 
 static cap_code check_unique_tools(const host *h, cap_error *err) {

@@ -6,13 +6,15 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "capsule.h"
-#include "config.h"
+#include "admit/config.h"
 #include "runtime_scan.h"
-#include "staging.h"
+#include "admit/staging.h"
+
+/* Pointers only: declared, not included (C11 allows the repeat). */
+typedef struct loaded_capsule loaded_capsule;
 
 
-typedef struct {
+typedef struct host {
   host_config cfg;
   char launcher[4096];
   char probe[4096];
@@ -46,9 +48,14 @@ cap_code host_attest(host *h, cap_error *err);
 struct cell;
 cap_code host_attest_world(host *h, cap_error *err);
 cap_code host_attest_cell(host *h, struct cell *c, cap_error *err);
-/* The cell phase in a cell whose guest is never loaded (`attest`, `doctor`,
- * the startup snapshot's check): probe, shut down, join. */
+/* The cell phase in a cell whose guest is never loaded (`attest`, `doctor`):
+ * probe, shut down, join, publish. */
 cap_code host_attest_only_cell(host *h, cap_error *err);
+/* The cell phase without publishing: fills report (its cell, namespaces,
+ * node flags, digests, ceilings), in a started cell c whose loader waits,
+ * or in an attestation-only cell of its own (the startup snapshot's check). */
+cap_code attest_cell(host *h, struct cell *c, json_t *report, cap_error *err);
+cap_code attest_only_cell(host *h, json_t *report, cap_error *err);
 /* Static checks, attestation, one describe cell per capsule; publishes
  * all or nothing. */
 cap_code host_activate(host *h, cap_error *err);
@@ -75,12 +82,5 @@ cap_code host_call(host *h, const char *tool, const json_t *input, json_t **resu
 cap_code host_call_in_warm_cell(host *h, loaded_capsule *cap, struct cell *c, const char *tool,
                                 const json_t *input, json_t **result, cap_error *err);
 void host_close(host *h);
-
-/* Launch document for a guest artifact; cap may be NULL (the cell probe). */
-char *host_launch_doc(const host *h, const staged_file *guest, const loaded_capsule *cap,
-                      cap_error *err);
-/* The ceilings every cell runs under and the mechanism enforcing each, for
- * the attestation report (the launch document carries the same values). */
-json_t *host_ceilings_report(const host_limits *lim, long long node_reserved_data_mb);
 
 #endif

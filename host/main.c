@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bundle_cli.h"
-#include "doctor.h"
+#include "admit/bundle_cli.h"
+#include "attest/doctor.h"
 #include "host.h"
-#include "serve.h"
+#include "serve/serve.h"
 #include "strict_json.h"
 #include "version.h"
 

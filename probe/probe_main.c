@@ -52,7 +52,9 @@ static const char *node_version(const char *node) {
   char *out = NULL;
   size_t len = 0;
   int status = 0;
-  if (subproc_run(argv, SUBPROC_STDOUT, 3000, 256, &out, &len, &status) != SUBPROC_DONE) return "";
+  /* No version is the report's answer when node cannot run: the host compares. */
+  if (subproc_run(argv, SUBPROC_STDOUT, 3000, 256, &out, &len, &status, NULL) != SUBPROC_DONE)
+    return "";
   snprintf(version, sizeof version, "%.*s", (int)strcspn(out, "\r\n"), out);
   free(out);
   return version;

@@ -55,7 +55,7 @@ def base_document(lab):
     runtime, guest_mount, workspace = by_label["runtime"], by_label["guest"], by_label["workspace-read"]
     loader_mount = by_label["loader"]
     loader = lab.tmp / "cell-loader.cjs"
-    loader.write_bytes((REPO / "probe" / "cell-loader.cjs").read_bytes())
+    loader.write_bytes((REPO / "host" / "cell" / "cell-loader.cjs").read_bytes())
     loader_mount.update(source=str(loader), sha256=hashlib.sha256(loader.read_bytes()).hexdigest(),
                         **identity(loader))
     runtime.update(source=node, **identity(node))

@@ -2,7 +2,7 @@
  * JSON with one id that can be given back as sent. */
 #include <string.h>
 
-#include "jsonrpc_id.h"
+#include "serve/jsonrpc_id.h"
 #include "unit.h"
 
 static json_t *recover(const char *line) {

@@ -1,6 +1,6 @@
 /* The inputSchema subset: what schema_check admits, and what
  * schema_validate then accepts or refuses. */
-#include "schema.h"
+#include "admit/schema.h"
 #include "unit.h"
 
 static void check_table(void **state) {

@@ -5,6 +5,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -15,6 +16,16 @@ static inline json_t *unit_json(const char *text) {
   json_t *v = json_loads(text, JSON_DECODE_ANY, &e);
   if (!v) fail_msg("bad test JSON: %s: %s", e.text, text);
   return v;
+}
+
+/* rule must accept every string of ok and refuse every string of bad
+ * (both NULL-terminated). */
+static inline void unit_rule_table(bool (*rule)(const char *), const char *what,
+                                   const char *const *ok, const char *const *bad) {
+  for (; *ok; ok++)
+    if (!rule(*ok)) fail_msg("refused %s %s", what, *ok);
+  for (; *bad; bad++)
+    if (rule(*bad)) fail_msg("accepted %s %s", what, *bad);
 }
 
 #endif

@@ -3,7 +3,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bundle.h"
+#include "admit/bundle.h"
+#include "admit/config.h"
 #include "fuzz_reach.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "capsule.h"
+#include "admit/bundle.h"
+#include "admit/capsule.h"
+#include "admit/config.h"
 #include "digest.h"
 #include "fuzz_reach.h"
 

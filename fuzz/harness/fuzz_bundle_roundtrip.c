@@ -11,7 +11,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "bundle.h"
+#include "admit/bundle.h"
+#include "admit/config.h"
 #include "fuzz_reach.h"
 
 static const char *const names[] = {"guest.mjs", "a.mjs", "zz-artifact.js", "capsule.jsonx"};

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "cell_private.h"
+#include "cell/cell_reports.h"
 #include "fuzz_reach.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -2,7 +2,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "admit/config.h"
 #include "fuzz_reach.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -4,8 +4,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "call_result.h"
-#include "describe.h"
+#include "admit/call_result.h"
+#include "admit/config.h"
+#include "admit/manifest.h"
+#include "admit/describe.h"
 #include "strict_json.h"
 #include "fuzz_reach.h"
 

@@ -2,7 +2,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "manifest.h"
+#include "admit/manifest.h"
+#include "strict_json.h"
 #include "fuzz_reach.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -1,6 +1,6 @@
 /* capsule-host serve's MCP handling: each input is a stream of lines, fed
  * one by one to the real dispatch (mcp_dispatch.c) and the real scheduler
- * (serve.c) of one server, through its call-runner seam: calls are
+ * (scheduler.c) of one server, through its call-runner seam: calls are
  * admitted, queued, refused BUSY, cancelled and checked for reused ids
  * exactly as in serve, but no supervisor is forked. Both eras, every
  * method. A tool named fails_to_start exercises the start-failure path;
@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "serve_state.h"
+#include "admit/capsule.h"
+#include "host.h"
+#include "serve/server.h"
 #include "fuzz_reach.h"
 
 static cap_code fake_start(host *h, const char *tool, const json_t *input, call_supervisor *sup,
@@ -104,6 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memset(&s, 0, sizeof s);
   s.h = h;
   s.runner = &fake_runner;
+  s.events = &mcp_events;
   s.registry = registry;
   const char *p = (const char *)data, *end = p + size;
   while (p < end) {

@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "schema.h"
+#include "admit/schema.h"
 #include "fuzz_reach.h"
 #include "strict_json.h"
 

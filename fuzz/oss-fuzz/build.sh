@@ -23,25 +23,20 @@ CXXFLAGS=${CXXFLAGS:-$CFLAGS}
 LIB_FUZZING_ENGINE=${LIB_FUZZING_ENGINE:--fsanitize=fuzzer}
 OUT=${OUT:-$ROOT/build/oss-fuzz}
 WORK=${WORK:-$(mktemp -d)}
-mkdir -p "$OUT" "$WORK/obj" "$WORK/gen"
-
-# The embedded cell probe (host/attest.c includes it), as the Makefile makes it.
-(cd "$ROOT/probe" && xxd -i -n cell_loader_cjs cell-loader.cjs > "$WORK/gen/cell_loader_cjs.h")
+mkdir -p "$OUT"
 
 # jansson and libarchive, static and instrumented (build_deps.sh); the
 # harnesses then need nothing the runner image lacks.
 DEPS=$WORK/deps
 bash -eu "$ROOT/fuzz/oss-fuzz/build_deps.sh" "$DEPS"
 
-# Every harness links the code capsule-host itself links (fuzz_mcp drives
-# serve's dispatch and scheduler), compiled once.
-SRCS=("$ROOT"/common/*.c)
-for f in "$ROOT"/host/*.c; do [ "$(basename "$f")" = main.c ] || SRCS+=("$f"); done
-SRCS+=("$ROOT/launcher/bwrap_argv.c" "$ROOT/launcher/launch_prepare.c")
-INC=(-I"$DEPS/include" -I"$ROOT/common" -I"$ROOT/host" -I"$ROOT/launcher" -I"$WORK/gen" -D_GNU_SOURCE)
-for src in "${SRCS[@]}"; do
-  $CC $CFLAGS -std=gnu11 "${INC[@]}" -c "$src" -o "$WORK/obj/$(basename "$(dirname "$src")")_$(basename "$src" .c).o"
-done
+# Every harness links the project's own libraries, built by the top-level
+# Makefile's one rule (`make libs`) with the engine's compiler and flags.
+LIBDIR=$WORK/capsule
+make -s -C "$ROOT" libs BUILD="$LIBDIR" CC="$CC" CFLAGS="$CFLAGS" WARN= HARDEN= \
+  CFLAGS_PKG="-I$DEPS/include" LIBS_PKG=
+CAPSULE_LIBS="$LIBDIR/libcapsule-host.a $LIBDIR/libcapsule-launcher.a $LIBDIR/libcapsule-common.a"
+INC=(-I"$DEPS/include" -I"$ROOT/common" -I"$ROOT/host" -I"$ROOT/launcher" -D_GNU_SOURCE)
 # libcrypto, libseccomp and zlib from the image's -dev packages, statically,
 # with what each needs in turn as pkg-config says (OpenSSL 3.5 in Debian 13
 # also needs libzstd); libc's own -ldl and -pthread stay dynamic.
@@ -56,7 +51,7 @@ for harness in "$ROOT"/fuzz/harness/fuzz_*.c; do
   name=$(basename "$harness" .c)
   short=${name#fuzz_}
   $CC $CFLAGS -std=gnu11 "${INC[@]}" -c "$harness" -o "$WORK/$name.o"
-  $CXX $CXXFLAGS "$WORK/$name.o" "$WORK"/obj/*.o $LIB_FUZZING_ENGINE $LIBS -o "$OUT/$name"
+  $CXX $CXXFLAGS "$WORK/$name.o" $CAPSULE_LIBS $LIB_FUZZING_ENGINE $LIBS -o "$OUT/$name"
   cp "$ROOT/fuzz/dict/$short.dict" "$OUT/$name.dict"
   max_len=$(sed -n 's/^max_len = //p' "$ROOT/fuzz/options/$short.options" 2>/dev/null || true)
   printf '[libfuzzer]\ndict = %s.dict\nmax_len = %s\ntimeout = 10\n' "$name" "${max_len:-65536}" > "$OUT/$name.options"

@@ -1,0 +1,250 @@
+/* The serve loop: MCP over stdio with a bounded scheduler. One poll() over
+ * stdin, a signalfd, stdout when output is queued, and every supervisor's
+ * (and warm cell's) pipe and pidfd; nothing in it waits on a cell. Logs go
+ * to stderr; stdout carries protocol only (serve_output.c). The protocol is
+ * mcp_dispatch.c, the scheduler scheduler.c, the warm cells warm_pool.c. */
+#include "serve.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "safe_text.h"
+#include "attest/snapshot.h"
+#include "serve_private.h"
+#include "admit/staging.h"
+#include "host.h"
+
+/* Reads more of stdin, only once every byte read before was handled. */
+static void read_stdin(server *s) {
+  ssize_t n = read(0, s->in, sizeof s->in);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (n <= 0) {
+    s->in_eof = true;
+    return;
+  }
+  s->in_len = (size_t)n;
+  s->in_off = 0;
+}
+
+/* Cuts what was read into lines and handles them, one at a time, until the
+ * output queue is above its high-water mark: the rest waits in s->in (and
+ * stdin is not read) until the client has taken its answers. */
+static void handle_input(server *s) {
+  size_t max = (size_t)s->h->cfg.limits.max_frame_bytes;
+  while (s->in_off < s->in_len && !serve_backlogged(s)) {
+    char c = s->in[s->in_off++];
+    if (c == '\n') {
+      if (!s->discarding) mcp_handle_line(s, s->line, s->line_len);
+      else mcp_refuse_long_line(s);
+      s->discarding = false;
+      s->line_len = 0;
+      continue;
+    }
+    if (s->discarding) continue;
+    if (s->line_len == max) {
+      s->discarding = true;
+      continue;
+    }
+    s->line[s->line_len++] = c;
+  }
+  bool pending = s->in_off < s->in_len;
+  /* End of input: shut down once every line read was handled, or when a
+   * client that closed its input does not read its answers either. */
+  if (s->in_eof && (!pending || mono_ms() - s->out_progress_ms > s->h->cfg.limits.shutdown_timeout_ms)) {
+    if (pending)
+      fprintf(stderr, "capsule-host: %zu bytes of requests left unhandled: the client closed its "
+              "input and reads no answers\n", s->in_len - s->in_off);
+    s->in_off = s->in_len;
+    s->shutting_down = true;
+  }
+}
+
+static void begin_shutdown(server *s) {
+  /* Queued calls never start; running ones are cancelled and joined. */
+  scheduler_refuse_queued(s);
+  if (!s->cancel_sent) {
+    scheduler_cancel_running(s);
+    /* The job is the host's own: ended, its node and cell die with it. */
+    if (s->snapshot_running) syscall(SYS_pidfd_send_signal, s->snapshot_job.pidfd, SIGKILL, NULL, 0);
+    warm_recycle_all(s); /* idle cells shut down their loaders and are joined */
+  }
+  s->cancel_sent = true;
+}
+
+/* serve is a subreaper: what a supervisor it SIGKILLed leaves behind (the
+ * snapshot job's bwrap and its sandbox, which die of their parent-death
+ * signals a moment later) is reparented here and joined before serve says
+ * "every cell joined". Waits up to grace_ms, then SIGKILLs what is left of
+ * its own children (pids it has not reaped cannot be reused) and reaps them. */
+static void join_orphans(long long grace_ms) {
+  long long until = mono_ms() + grace_ms;
+  for (;;) {
+    pid_t r = waitpid(-1, NULL, WNOHANG);
+    if (r > 0) continue;
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return; /* ECHILD: no child left */
+    if (mono_ms() >= until) {
+      DIR *d = opendir("/proc");
+      struct dirent *e;
+      while (d && (e = readdir(d))) {
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = e->d_name[0] >= '1' && e->d_name[0] <= '9' ? fopen(path, "re") : NULL;
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f) fclose(f);
+        buf[n] = '\0';
+        const char *close_paren = strrchr(buf, ')');
+        int ppid = 0;
+        if (close_paren && sscanf(close_paren + 1, " %*c %d", &ppid) == 1 && ppid == getpid())
+          kill((pid_t)atoi(e->d_name), SIGKILL);
+      }
+      if (d) closedir(d);
+      until = mono_ms() + 1000000;
+    }
+    poll(NULL, 0, 5);
+  }
+}
+
+static const call_runner supervisor_runner = {supervisor_start, supervisor_cancel,
+                                              supervisor_start_warm, supervisor_start_snapshot};
+
+/* The snapshot job starts with the loop; calls and warm cells meanwhile run
+ * without the snapshot (slower, same boundary). */
+static void start_snapshot_job(server *s) {
+  cap_error err = {0};
+  host *h = s->h;
+  if (!s->runner->start_snapshot) return;
+  if (staging_reserve(&h->stg, SNAPSHOT_BUILDING_NAME, &err) ||
+      staging_reserve(&h->stg, SNAPSHOT_NAME, &err) ||
+      s->runner->start_snapshot(h, &s->snapshot_job, &err)) {
+    fprintf(stderr, "capsule-host: startup snapshot unavailable: %s: %s\n",
+            cap_code_name(err.code), err.message);
+    return;
+  }
+  json_object_set_new(h->attestation, "startupSnapshot", json_pack("{s:s}", "state", "building"));
+  s->snapshot_running = true;
+}
+
+static void finish_snapshot_job(server *s) {
+  supervisor_drain(&s->snapshot_job, supervisor_verdict_max(&s->h->cfg.limits));
+  json_t *verdict = supervisor_verdict(&s->snapshot_job);
+  supervisor_finish(&s->snapshot_job);
+  s->snapshot_running = false;
+  cap_error err = {0};
+  if (s->shutting_down) {
+    json_decref(verdict);
+    return;
+  }
+  if (snapshot_adopt(s->h, verdict, &err))
+    fprintf(stderr, "capsule-host: startup snapshot unavailable (cells run without it): %s: %s\n",
+            cap_code_name(err.code), err.message);
+  else
+    fprintf(stderr, "capsule-host: startup snapshot in use (%s)\n", s->h->snapshot.sha256);
+  json_decref(verdict);
+}
+
+int serve_run(host *h) {
+  server s;
+  memset(&s, 0, sizeof s);
+  s.h = h;
+  s.runner = &supervisor_runner;
+  s.events = &mcp_events;
+  s.registry = host_registry(h);
+  s.line = malloc((size_t)h->cfg.limits.max_frame_bytes + 1);
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGHUP);
+  sigprocmask(SIG_BLOCK, &mask, NULL);
+  int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (!s.line || sfd < 0) return 1;
+  fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK);
+  prctl(PR_SET_CHILD_SUBREAPER, 1); /* join_orphans */
+  start_snapshot_job(&s);
+  fprintf(stderr, "capsule-host: serving %zu tools and %zu prompt sections\n",
+          json_array_size(json_object_get(s.registry, "tools")),
+          json_array_size(json_object_get(s.registry, "promptSections")));
+  for (;;) {
+    serve_flush(&s);
+    if (s.out_len == 0) s.out_progress_ms = mono_ms();
+    if (!s.shutting_down) handle_input(&s);
+    if (s.shutting_down) begin_shutdown(&s);
+    if (s.shutting_down && s.running == 0 && s.warm_count == 0 && !s.snapshot_running) break;
+    warm_fill(&s);
+    int timeout = scheduler_expire(&s), warm_due = warm_expire(&s);
+    if (warm_due >= 0 && (timeout < 0 || warm_due < timeout)) timeout = warm_due;
+    serve_flush(&s);
+    bool backlogged = serve_backlogged(&s);
+    bool want_input = !s.shutting_down && !backlogged && !s.in_eof && s.in_off == s.in_len;
+    /* Input still to handle once the client reads: wake to check again. */
+    if (s.in_off < s.in_len && (timeout < 0 || timeout > 100)) timeout = 100;
+    size_t nfds = 3 + 2 * s.running + 2 * s.warm_count + 2;
+    struct pollfd *p = calloc(nfds, sizeof *p);
+    if (!p) break;
+    p[0] = (struct pollfd){want_input ? 0 : -1, POLLIN, 0};
+    p[1] = (struct pollfd){sfd, POLLIN, 0};
+    p[2] = (struct pollfd){s.out_len ? 1 : -1, POLLOUT, 0};
+    for (size_t i = 0; i < s.running; i++) {
+      p[3 + 2 * i] = (struct pollfd){s.slots[i].sup.result_fd, POLLIN, 0};
+      p[4 + 2 * i] = (struct pollfd){s.slots[i].sup.pidfd, POLLIN, 0};
+    }
+    struct pollfd *warm_p = p + 3 + 2 * s.running;
+    struct pollfd *snap_p = warm_p + warm_pollfds(&s, warm_p);
+    snap_p[0] = (struct pollfd){s.snapshot_running ? s.snapshot_job.result_fd : -1, POLLIN, 0};
+    snap_p[1] = (struct pollfd){s.snapshot_running ? s.snapshot_job.pidfd : -1, POLLIN, 0};
+    int r = poll(p, nfds, timeout);
+    if (r < 0 && errno != EINTR) {
+      free(p);
+      break;
+    }
+    if (p[1].revents) {
+      struct signalfd_siginfo si;
+      while (read(sfd, &si, sizeof si) == sizeof si) s.shutting_down = true;
+    }
+    if (snap_p[0].revents) supervisor_read(&s.snapshot_job, supervisor_verdict_max(&h->cfg.limits));
+    if (snap_p[1].revents) finish_snapshot_job(&s);
+    /* Warm cells first: a finished call below may take one, shifting them. */
+    warm_reap(&s, warm_p);
+    /* Finished supervisors next (from the end, as finishing shifts slots). */
+    for (size_t i = s.running; i-- > 0;) {
+      call_slot *c = &s.slots[i];
+      size_t max = supervisor_verdict_max(&h->cfg.limits);
+      if (p[3 + 2 * i].revents) supervisor_read(&c->sup, max);
+      if (p[4 + 2 * i].revents) {
+        supervisor_drain(&c->sup, max);
+        scheduler_finish(&s, i);
+      }
+    }
+    if (p[0].revents) read_stdin(&s);
+    free(p);
+  }
+  /* Answers still buffered get shutdownTimeoutMs to leave; a client that
+   * does not read them cannot hold the host. */
+  long long until = mono_ms() + h->cfg.limits.shutdown_timeout_ms;
+  for (serve_flush(&s); s.out_len && !s.out_broken && mono_ms() < until; serve_flush(&s)) {
+    struct pollfd w = {1, POLLOUT, 0};
+    poll(&w, 1, (int)(until - mono_ms() > 0 ? until - mono_ms() : 0));
+  }
+  join_orphans(h->cfg.limits.process_grace_ms);
+  close(sfd);
+  free(s.out);
+  free(s.line);
+  free(s.slots);
+  warm_free(&s);
+  json_decref(s.registry);
+  fprintf(stderr, "capsule-host: serve stopped, every cell joined\n");
+  return 0;
+}
