@@ -1,3 +1,17 @@
+/* The cell, as bwrap's argv: the one place that says what a cell is.
+ * From a parsed launch document and the launcher's verified descriptors it
+ * builds, in this order: fresh namespaces of every kind with a mandatory
+ * user namespace and no nested one, no capabilities, a new session, death
+ * with the launcher, an empty environment but HOME and PATH, the hostname
+ * "capsule", a private /proc and /dev; an empty root whose only content is
+ * a 0700 /tmp tmpfs (bounded) and each mount bound read-only from its
+ * descriptor (never a path: the file the launcher verified is the file the
+ * cell sees); the root and /dev then read-only; bwrap's info report, the
+ * seccomp filter by descriptor; then Node with the permission model, read
+ * grants derived from mount labels (the guest and each workspace file, no
+ * directory), /tmp as scratch, no addons, the heap ceiling, and the loader
+ * (or the startup snapshot) before the guest. Pure: no I/O, so the unit
+ * tests (unit/test_bwrap_argv.c) and fuzz_launch_doc check it exactly. */
 #include "bwrap_argv.h"
 
 #include <stdio.h>

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""The host's layering, measured: modules (a .c with its .h), the edges
+between them (a quoted #include, or a call: a symbol one object leaves
+undefined and another defines, read with nm from built objects), the
+circles among them (strongly connected components), the longest chain of
+include-and-call (the host's depth), files and lines per folder.
+  ci/host_layout.py [ROOT [OBJDIR]]   prints the figures (ROOT: the tree,
+  OBJDIR: its built objects, default ROOT/build/asan/obj)."""
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def modules(root):
+    """{module: [files]} for every host source, module = path minus suffix."""
+    mods = defaultdict(list)
+    for f in sorted((root / "host").rglob("*.[ch]")):
+        mods[str(f.relative_to(root).with_suffix(""))].append(f)
+    return mods
+
+
+def include_edges(root, mods):
+    by_path = {f.resolve(): m for m, fs in mods.items() for f in fs}
+    edges = defaultdict(set)
+    for m, fs in mods.items():
+        for f in fs:
+            for name in INCLUDE.findall(f.read_text()):
+                for base in (f.parent, root / "host", root / "common", root / "launcher"):
+                    target = (base / name).resolve()
+                    if target.exists():
+                        if target in by_path and by_path[target] != m:
+                            edges[m].add(by_path[target])
+                        break
+    return edges
+
+
+def call_edges(root, objdir, mods):
+    defined, undefined = {}, defaultdict(set)
+    for m in mods:
+        obj = objdir / (m + ".o")
+        if not obj.exists():
+            continue
+        out = subprocess.run(["nm", str(obj)], capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0] == "U":
+                undefined[m].add(parts[1])
+            elif len(parts) == 3 and parts[1] in "TDBR":
+                defined[parts[2]] = m
+    edges = defaultdict(set)
+    for m, syms in undefined.items():
+        for s in syms:
+            if s in defined and defined[s] != m:
+                edges[m].add(defined[s])
+    return edges
+
+
+def circles(nodes, edges):
+    """Strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+    sys.setrecursionlimit(10000)
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(nodes):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def depth(nodes, edges):
+    """Modules on the longest include-and-call chain (circles count once)."""
+    comp_of = {}
+    for i, c in enumerate(circles(nodes, edges)):
+        for m in c:
+            comp_of[m] = f"circle{i}"
+    node = lambda m: comp_of.get(m, m)  # noqa: E731
+    dag = defaultdict(set)
+    for a, bs in edges.items():
+        for b in bs:
+            if node(a) != node(b):
+                dag[node(a)].add(node(b))
+    memo = {}
+
+    def longest(v):
+        if v not in memo:
+            memo[v] = 1 + max((longest(w) for w in dag.get(v, ())), default=0)
+        return memo[v]
+
+    return max((longest(node(m)) for m in nodes), default=0)
+
+
+def measure(root, objdir):
+    mods = modules(root)
+    inc, call = include_edges(root, mods), call_edges(root, objdir, mods)
+    both = defaultdict(set)
+    for e in (inc, call):
+        for a, bs in e.items():
+            both[a] |= bs
+    folders = defaultdict(lambda: [0, 0])
+    for fs in mods.values():
+        for f in fs:
+            folder = str(f.parent.relative_to(root))
+            folders[folder][0] += 1
+            folders[folder][1] += len(f.read_text().splitlines())
+    return {"modules": len(mods), "circles": circles(mods, both), "depth": depth(mods, both),
+            "includeDepth": depth(mods, inc), "folders": dict(sorted(folders.items()))}
+
+
+if __name__ == "__main__":
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent)
+    objdir = Path(sys.argv[2]) if len(sys.argv) > 2 else root / "build" / "asan" / "obj"
+    m = measure(root, objdir)
+    for folder, (files, lines) in m["folders"].items():
+        print(f"{folder:<14} {files:>3} files {lines:>6} lines")
+    print(f"modules {m['modules']}, include-and-call depth {m['depth']}, include depth "
+          f"{m['includeDepth']}, circles {len(m['circles'])}")
+    for c in m["circles"]:
+        print("  circle:", " <-> ".join(c))
+
+
+def longest_chain(root, objdir, kind="both"):
+    """The modules of one longest chain (for reading, not for tests)."""
+    mods = modules(root)
+    inc, call = include_edges(root, mods), call_edges(root, objdir, mods)
+    edges = {"include": inc, "call": call}.get(kind)
+    if edges is None:
+        edges = defaultdict(set)
+        for e in (inc, call):
+            for a, bs in e.items():
+                edges[a] |= bs
+    memo = {}
+
+    def best(v, seen):
+        if v in seen:
+            return []
+        if v not in memo:
+            memo[v] = [v] + max((best(w, seen | {v}) for w in edges.get(v, ())), key=len, default=[])
+        return memo[v]
+
+    return max((best(m, frozenset()) for m in mods), key=len)

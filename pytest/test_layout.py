@@ -1,0 +1,104 @@
+"""The house as a reviewer reads it (issue 26): host/ in folders by layer
+with no include-or-call circle among its files, shallow headers, private
+headers that are private in fact, one library rule for the host's
+sources, and a unit test file per boundary module. ci/host_layout.py
+measures; these tests hold the line."""
+import re
+import subprocess
+import sys
+
+from capsule_lab import BIN, REPO
+
+sys.path.insert(0, str(REPO / "ci"))
+import host_layout  # noqa: E402
+
+LAYERS = ["admit", "cell", "attest", "call", "serve"]
+# The modules that decide at a boundary, each with unit/test_<module>.c.
+BOUNDARY_MODULES = ["policy", "workspace", "requests", "manifest", "config", "describe",
+                    "call_result", "capsule", "names", "schema", "cell_reports",
+                    "launch_document", "verdict", "attest_report", "bwrap_diagnosis",
+                    "jsonrpc_id", "launch_doc", "bwrap_argv", "frame", "strict_json",
+                    "safe_text", "safe_open", "digest", "node_version", "subproc"]
+
+
+def test_host_is_in_folders_by_layer():
+    folders = sorted(p.name for p in (REPO / "host").iterdir() if p.is_dir())
+    assert folders == sorted(LAYERS)
+    loose = sorted(p.name for p in (REPO / "host").iterdir() if p.is_file())
+    assert loose == ["activation.c", "host.h", "main.c"], loose
+
+
+def test_no_two_host_files_include_or_call_each_other_in_a_circle():
+    m = host_layout.measure(REPO, BIN.parent / "obj")
+    assert m["circles"] == [], m["circles"]
+
+
+def test_headers_nest_at_most_four_deep():
+    """Headers declare what they only point to (C11 repeats a typedef)
+    instead of including it: no host file sees project headers nested
+    deeper than four (before issue 26: seven)."""
+    deepest = 0
+    for f in sorted((REPO / "host").rglob("*.c")):
+        p = subprocess.run(["cc", "-std=c11", "-D_GNU_SOURCE", "-Icommon", "-Ihost", "-Ilauncher",
+                            f"-I{BIN.parent / 'gen'}", "-H", "-fsyntax-only", str(f.relative_to(REPO))],
+                           cwd=REPO, capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr[-2000:]
+        for line in p.stderr.splitlines():
+            dots, _, path = line.partition(" ")
+            if dots and set(dots) == {"."} and re.match(r"(\./)?(host|common|launcher)/", path):
+                deepest = max(deepest, len(dots))
+    assert deepest <= 4, deepest
+
+
+def includes(path):
+    return re.findall(r'^\s*#\s*include\s+"([^"]+)"', path.read_text(), re.M)
+
+
+def test_private_headers_are_private_in_fact():
+    sources = [*REPO.glob("host/**/*.[ch]"), *REPO.glob("fuzz/harness/*.c"), *REPO.glob("unit/*.[ch]"),
+               *REPO.glob("bench/*.c")]
+    for private in REPO.glob("host/**/*_private.h"):
+        for src in sources:
+            if src.parent != private.parent:
+                names = [n.rsplit("/", 1)[-1] for n in includes(src)]
+                assert private.name not in names, f"{src} includes {private}"
+    # JSON-RPC is the protocol's: the scheduler carries no constant of it.
+    users = sorted(str(s.relative_to(REPO)) for s in sources if "jsonrpc_codes.h" in includes(s))
+    assert users == ["host/serve/mcp_dispatch.c", "host/serve/serve_output.c"], users
+    for f in ("host/serve/scheduler.c", "host/serve/serve.c"):
+        assert not re.search(r"JSONRPC_|-32[0-9]{3}", (REPO / f).read_text()), f
+
+
+def test_no_list_of_host_sources_outside_the_library_rule():
+    build_files = [REPO / "Makefile", REPO / "fuzz" / "Makefile", REPO / "bench" / "Makefile",
+                   REPO / "fuzz" / "oss-fuzz" / "build.sh", REPO / ".clusterfuzzlite" / "build.sh"]
+    for f in build_files:
+        if not f.exists():
+            continue
+        named = re.findall(r"host/[\w./*-]*\.c\b", f.read_text())
+        allowed = ["host/main.c"] * (f == REPO / "Makefile")
+        assert sorted(set(named)) == sorted(set(allowed)), (f, named)
+
+
+def test_every_boundary_module_has_its_unit_test_file():
+    missing = [m for m in BOUNDARY_MODULES if not (REPO / "unit" / f"test_{m}.c").exists()]
+    assert not missing, missing
+    # One module per file: each test file is named for a module of the tree.
+    stems = {p.stem for d in ("host", "common", "launcher") for p in (REPO / d).rglob("*.[ch]")}
+    for t in (REPO / "unit").glob("test_*.c"):
+        assert t.stem[5:] in stems, f"{t.name} names no module"
+
+
+def test_readme_and_threat_model_name_the_layers():
+    readme = (REPO / "README.md").read_text()
+    for layer in LAYERS:
+        assert f"| `host/{layer}/` |" in readme, layer
+    threat = (REPO / "docs" / "THREAT_MODEL.md").read_text()
+    table = threat[threat.index("| layer |"):]
+    table = table[:table.index("\n\n")]
+    header = [c.strip().lower() for c in table.splitlines()[0].strip("|").split("|")]
+    assert "code" in header, header
+    named = re.findall(r"`((?:host|launcher|common|probe)/[\w./-]+)`", table)
+    assert named, "the code column names files"
+    for path in named:
+        assert (REPO / path).exists(), path
