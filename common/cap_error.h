@@ -71,7 +71,15 @@
   X(CALL_CANCELLED)                                                            \
   X(INTERNAL)                                                                  \
   X(CELL_RESOURCE_LIMIT)                                                       \
-  X(QUEUE_TIMEOUT)
+  X(QUEUE_TIMEOUT)                                                             \
+  X(KEY_INVALID)                                                               \
+  X(ENVELOPE_INVALID)                                                          \
+  X(ENVELOPE_PAYLOAD_TYPE)                                                     \
+  X(SIGNATURE_INVALID)                                                         \
+  X(STATEMENT_INVALID)                                                         \
+  X(PREDICATE_UNSUPPORTED)                                                     \
+  X(SUBJECT_MISMATCH)                                                          \
+  X(WORLD_DRIFT)
 
 typedef enum {
   CAP_OK = 0,

@@ -375,3 +375,21 @@ write("bundle_roundtrip", [bytes([len(m) >> 8, len(m) & 0xff, 0]) + m + g,
                            bytes([0, 0, 2]), bytes([0, 5, 3]) + b"hello",
                            bytes([0x10, 0x01, 0]) + b"m" * 4097 + b"a",
                            bytes([0, 2, 0]) + b"{}" + b"a" * 12289])
+
+# Envelopes and bundles: the corpus's verify cases (signed by the test-only
+# key the harness checks against), each also as a Sigstore bundle.
+verify_envelopes = [t["content"] for c in CASES if c.get("argv", [""])[0] == "verify"
+                    for t in c.get("tmpFiles", []) if t["path"] == "envelope.json"]
+bundles = []
+for text in verify_envelopes:
+    try:
+        env = json.loads(text)
+    except ValueError:
+        continue
+    if isinstance(env, dict) and env.get("signatures"):
+        bundles.append(json.dumps({"mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
+                                   "verificationMaterial": {"publicKey": {"hint": env["signatures"][0].get("keyid", "")},
+                                                            "tlogEntries": [],
+                                                            "timestampVerificationData": {"rfc3161Timestamps": []}},
+                                   "dsseEnvelope": env}))
+write("attestation", verify_envelopes + bundles + ["{}", "[]", '{"payload":"","payloadType":"","signatures":[]}'])

@@ -71,17 +71,22 @@ static cap_code check_unique_tools(const host *h, cap_error *err) {
   return CAP_OK;
 }
 
-cap_code host_activate(host *h, cap_error *err) {
+cap_code host_admit_capsules(host *h, cap_error *err) {
   h->caps = calloc(h->cfg.capsule_count ? h->cfg.capsule_count : 1, sizeof *h->caps);
   if (!h->caps) return cap_fail(err, CAP_E_INTERNAL, "out of memory");
-  if (!h->timings) h->timings = json_object();
-  long long t0 = mono_ms();
-  /* Static checks for every capsule first: nothing runs if any is wrong. */
   for (size_t i = 0; i < h->cfg.capsule_count; i++) {
     h->cap_count = i + 1;
     if (capsule_load(&h->cfg.capsules[i], &h->cfg.limits, &h->stg, i, &h->caps[i], err))
       return err->code;
   }
+  return CAP_OK;
+}
+
+cap_code host_activate(host *h, cap_error *err) {
+  if (!h->timings) h->timings = json_object();
+  long long t0 = mono_ms();
+  /* Static checks for every capsule first: nothing runs if any is wrong. */
+  if (host_admit_capsules(h, err)) return err->code;
   json_object_set_new(h->timings, "staticChecksMs", json_integer(mono_ms() - t0));
   /* With a capsule, the first describe cell is the attestation's cell probe. */
   if ((h->cap_count ? host_attest_world(h, err) : host_attest(h, err))) return err->code;

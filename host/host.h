@@ -56,6 +56,9 @@ cap_code host_attest_only_cell(host *h, cap_error *err);
  * or in an attestation-only cell of its own (the startup snapshot's check). */
 cap_code attest_cell(host *h, struct cell *c, json_t *report, cap_error *err);
 cap_code attest_only_cell(host *h, json_t *report, cap_error *err);
+/* The static checks of every capsule (root or bundle, manifest, policy,
+ * digest, staging, workspace), in order; no code runs. */
+cap_code host_admit_capsules(host *h, cap_error *err);
 /* Static checks, attestation, one describe cell per capsule; publishes
  * all or nothing. */
 cap_code host_activate(host *h, cap_error *err);
@@ -82,5 +85,13 @@ cap_code host_call(host *h, const char *tool, const json_t *input, json_t **resu
 cap_code host_call_in_warm_cell(host *h, loaded_capsule *cap, struct cell *c, const char *tool,
                                 const json_t *input, json_t **result, cap_error *err);
 void host_close(host *h);
+
+/* `capsule-host verify` (verify.c): the envelope or bundle at path against
+ * the public key; with config, its subjects against the capsules the
+ * config admits here, and (a world statement) the world of this machine,
+ * attested again, against the signed one, field by field (WORLD_DRIFT
+ * names them). */
+cap_code host_verify_attestation(const char *path, const char *public_key, const char *config,
+                                 json_t **report, cap_error *err);
 
 #endif

@@ -1,5 +1,5 @@
 /* capsule-host: attest | activate | call | serve | doctor | pack | inspect |
- * defaults | --version.
+ * keygen | verify | defaults | --version.
  * Success prints {"ok":true,...};
  * failure prints {"ok":false,"error":{"code","message"}} on stdout, one
  * line on stderr, and exits 1 (2 for usage errors). */
@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "admit/bundle_cli.h"
+#include "attest/attestation.h"
 #include "attest/doctor.h"
+#include "attest/signing_key.h"
 #include "host.h"
 #include "serve/serve.h"
 #include "strict_json.h"
@@ -79,10 +81,19 @@ static const char help_text[] =
     "  pack DIR -o FILE [--config F]\n"
     "                             write DIR's capsule.json and artifact as a .capsule.tar.gz bundle\n"
     "  inspect FILE [--config F]  read a bundle (an absolute path) and report it, running nothing\n"
+    "  keygen --out PREFIX [--algorithm ed25519|ecdsa-p256]\n"
+    "                             write an attestation key pair (PREFIX.key 0600, PREFIX.pub)\n"
+    "  verify FILE --key PUB [--config F]\n"
+    "                             check a signed statement (DSSE envelope or Sigstore bundle); with\n"
+    "                             --config, its subjects and (world) this machine's world against it\n"
     "  doctor [--config F]        check this machine: bwrap, user namespaces, AppArmor, Node\n"
     "  defaults                   the config fields with their defaults and bounds\n"
     "  --version                  the version\n"
     "  --help, -h, help           this text\n"
+    "\n"
+    "attest, activate and serve also take --statement DIR [--key FILE]: in-toto statements of\n"
+    "what they attested (the world, a verification summary per capsule), signed with FILE or\n"
+    "$CAPSULE_ATTEST_KEY into DSSE envelopes and Sigstore bundles, else unsigned (said on stderr).\n"
     "\n"
     "Each command above prints one JSON document on stdout: {\"ok\":true,...}, or\n"
     "{\"ok\":false,\"error\":{\"code\",\"message\"}} with exit 1 (2 for USAGE); the codes are in\n"
@@ -93,7 +104,9 @@ static int usage(const char *why) {
   cap_fail(&err, CAP_E_USAGE,
            "%s. Usage: capsule-host attest [--config F] | activate --config F | call --config F "
            "TOOL [--input JSON] [--timings] | serve --config F | pack DIR -o FILE | inspect FILE "
-           "| doctor [--config F] | defaults | --version | --help",
+           "| keygen --out PREFIX [--algorithm ed25519|ecdsa-p256] | verify FILE --key PUB "
+           "[--config F] | doctor [--config F] | defaults | --version | --help (attest, activate "
+           "and serve also take --statement DIR [--key FILE])",
            why);
   return fail(&err);
 }
@@ -122,6 +135,55 @@ static int bundle_command(int argc, char **argv) {
   return 0;
 }
 
+/* keygen --out PREFIX [--algorithm A] | verify FILE --key PUB [--config F]. */
+static int key_command(int argc, char **argv) {
+  bool keygen = strcmp(argv[1], "keygen") == 0;
+  const char *out = NULL, *algorithm = "ed25519", *file = NULL, *key = NULL, *config = NULL;
+  for (int i = 2; i < argc; i++) {
+    if (keygen && strcmp(argv[i], "--out") == 0 && i + 1 < argc) out = argv[++i];
+    else if (keygen && strcmp(argv[i], "--algorithm") == 0 && i + 1 < argc) algorithm = argv[++i];
+    else if (!keygen && strcmp(argv[i], "--key") == 0 && i + 1 < argc) key = argv[++i];
+    else if (!keygen && strcmp(argv[i], "--config") == 0 && i + 1 < argc) config = argv[++i];
+    else if (!keygen && argv[i][0] != '-' && !file) file = argv[i];
+    else return usage("unexpected argument");
+  }
+  cap_error err = {0};
+  json_t *report = NULL;
+  if (keygen) {
+    bool ed = strcmp(algorithm, "ed25519") == 0;
+    if (!out) return usage("keygen needs --out PREFIX");
+    if (!ed && strcmp(algorithm, "ecdsa-p256") != 0) return usage("--algorithm is ed25519 or ecdsa-p256");
+    if (key_generate(out, ed ? KEY_ED25519 : KEY_ECDSA_P256, &report, &err)) return fail(&err);
+  } else {
+    if (!file || !key) return usage("verify needs FILE and --key PUB");
+    if (host_verify_attestation(file, key, config, &report, &err)) return fail(&err);
+    json_object_set_new(report, "verified", json_true());
+  }
+  json_object_set_new(report, "ok", json_true());
+  print_json(report);
+  return 0;
+}
+
+/* --statement DIR: the statements of what this command attested, signed
+ * with --key FILE or $CAPSULE_ATTEST_KEY, else unsigned (and saying so). */
+static cap_code write_statements(host *h, const char *dir, const char *key_path, cap_code outcome,
+                                 const cap_error *why, cap_error *err) {
+  signing_key key;
+  bool have_key = false;
+  if (key_load_private(key_path, &key, &have_key, err)) return err->code;
+  json_t *report = NULL;
+  cap_code rc = attestation_write(h, dir, have_key ? &key : NULL, outcome, why, &report, err);
+  if (have_key) key_free(&key);
+  if (rc) return rc;
+  if (!have_key) fprintf(stderr, "capsule-host: statements in %s are NOT signed (no --key, no %s)\n",
+                         dir, ATTEST_KEY_ENV);
+  char *text = json_dumps(report, JSON_COMPACT);
+  fprintf(stderr, "capsule-host: statements: %s\n", text ? text : "?");
+  free(text);
+  json_decref(report);
+  return CAP_OK;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) return usage("missing command");
   if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
@@ -130,7 +192,9 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(argv[1], "pack") == 0 || strcmp(argv[1], "inspect") == 0) return bundle_command(argc, argv);
-  const char *cmd = argv[1], *config = NULL, *tool = NULL, *input_text = "{}";
+  if (strcmp(argv[1], "keygen") == 0 || strcmp(argv[1], "verify") == 0) return key_command(argc, argv);
+  const char *cmd = argv[1], *config = NULL, *tool = NULL, *input_text = "{}", *statements = NULL,
+             *key_path = NULL;
   bool timings = false;
   if (strcmp(cmd, "--version") == 0) {
     puts(CAPSULE_VERSION);
@@ -147,6 +211,8 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) config = argv[++i];
     else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc) input_text = argv[++i];
     else if (strcmp(argv[i], "--timings") == 0) timings = true;
+    else if (strcmp(argv[i], "--statement") == 0 && i + 1 < argc) statements = argv[++i];
+    else if (strcmp(argv[i], "--key") == 0 && i + 1 < argc) key_path = argv[++i];
     else if (argv[i][0] != '-' && !tool && strcmp(cmd, "call") == 0) tool = argv[i];
     else return usage("unexpected argument");
   }
@@ -157,6 +223,9 @@ int main(int argc, char **argv) {
     return usage("unknown command");
   if (!is_attest && !is_doctor && !config) return usage("--config is required");
   if (is_call && !tool) return usage("call needs a TOOL name");
+  if ((statements || key_path) && (is_call || is_doctor))
+    return usage("--statement and --key go with attest, activate and serve");
+  if (key_path && !statements) return usage("--key needs --statement DIR");
 
   cap_error err = {0};
   host h;
@@ -174,10 +243,19 @@ int main(int argc, char **argv) {
   if (host_open(&h, config, &err)) goto out;
   if (is_doctor) {
     status = doctor_run(&h);
-  } else if (is_attest) {
+  } else if (is_attest && !(statements && config)) {
     if (host_attest(&h, &err)) goto out;
+    if (statements && write_statements(&h, statements, key_path, CAP_OK, NULL, &err)) goto out;
     print_json(json_pack("{s:b,s:O}", "ok", 1, "attestation", h.attestation));
-  } else if (host_activate(&h, &err) == CAP_OK) {
+  } else if (host_activate(&h, &err) != CAP_OK) {
+    /* Activation failed: the summaries still say so, each with the code. */
+    cap_error ignored = {0};
+    if (statements) write_statements(&h, statements, key_path, err.code, &err, &ignored);
+  } else if (statements && write_statements(&h, statements, key_path, CAP_OK, NULL, &err)) {
+    goto out;
+  } else if (is_attest) {
+    print_json(json_pack("{s:b,s:O}", "ok", 1, "attestation", h.attestation));
+  } else {
     if (is_serve) {
       /* Activation failed closed above or succeeded whole: now serve. */
       status = serve_run(&h);

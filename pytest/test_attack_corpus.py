@@ -20,7 +20,8 @@ CASE_KEYS = {"description", "expect", "command", "argv", "tool", "input", "guest
              "contributes", "manifest", "manifestRaw", "manifestHex", "manifestPad", "integrity",
              "artifactPad", "policy", "capsuleConfig", "workspace", "layout", "tmpFiles", "limits",
              "configPatch", "configRaw", "configPath", "duplicateCapsule", "bundle", "env",
-             "fakeBwrap", "fakeNode", "fakeProbe", "listen", "launch", "helper", "serve", "timeout"}
+             "fakeBwrap", "fakeNode", "fakeProbe", "listen", "launch", "helper", "serve", "timeout",
+             "attestation"}
 EXPECT_KEYS = {"code", "messageContains", "ok", "isError", "output", "tools", "files", "report",
                "responses", "stderrIncludes"}
 
@@ -213,6 +214,31 @@ def materialize(case, lab):
     return root, ws, config
 
 
+def node_copy(lab, name):
+    """A copy of the node on PATH in a directory of its own: another Node by
+    path, the same by content."""
+    d = lab.tmp / name
+    d.mkdir()
+    shutil.copy2(shutil.which("node"), d / "node")
+    return d
+
+
+def prepare_attestation(lab, setup):
+    """`attestation`: a key pair at $TMP/attest.{key,pub} (keyMode: the
+    private key's mode), then (attest) the world's signed statements in
+    $TMP/att, with a copy of node first on PATH when nodeBefore; returns the
+    environment of the case's own run (nodeAfter: another copy first)."""
+    res = lab.run("keygen", "--out", lab.tmp / "attest")
+    assert res.rc == 0, res
+    if "keyMode" in setup:
+        os.chmod(lab.tmp / "attest.key", int(setup["keyMode"], 8))
+    if setup.get("attest"):
+        env = {"PATH": f"{node_copy(lab, 'node-before')}:{os.environ['PATH']}"} if setup.get("nodeBefore") else {}
+        res = lab.run("attest", "--statement", lab.tmp / "att", "--key", lab.tmp / "attest.key", env=env)
+        assert res.rc == 0, res
+    return {"PATH": f"{node_copy(lab, 'node-after')}:{os.environ['PATH']}"} if setup.get("nodeAfter") else {}
+
+
 @pytest.mark.parametrize("path", CASES, ids=[case_id(p) for p in CASES])
 def test_case(path, lab):
     case = json.loads(path.read_text())
@@ -270,8 +296,10 @@ def test_case(path, lab):
     command = case.get("command", "activate")
     args = [command, "--config", config]
     if "argv" in case:
-        args = lab.subst(case["argv"], root, ws)
+        args = [a.replace("$CONFIG", str(config)) for a in lab.subst(case["argv"], root, ws)]
     env = lab.subst(case.get("env", {}), root, ws)
+    if "attestation" in case:
+        env.update(prepare_attestation(lab, case["attestation"]))
     if "fakeNode" in case:
         env["PATH"] = f"{fake_node(lab, case['fakeNode'])}:{os.environ['PATH']}"
     if command == "call":

@@ -155,7 +155,11 @@ def test_action_gate_activates_attests_and_calls(lab):
     assert json.loads((reports / "call-1.json").read_text())["result"]["output"] == {"text": "gate"}
     assert json.loads((reports / "attestation.json").read_text())["attestation"]["ceilings"]
     assert json.loads((reports / "activation.json").read_text())["tools"][0]["name"] == "capsule_echo"
-    assert (lab.tmp / "gh-output").read_text() == f"report-dir={reports}\n"
+    assert (lab.tmp / "gh-output").read_text() == f"report-dir={reports}\nstatements-dir={reports}/statements\n"
+    # No key given: the statements are there, unsigned, and the gate says so.
+    assert sorted(p.name for p in (reports / "statements").iterdir()) == [
+        "vsa-example.echo.intoto.json", "world.intoto.json", "world.predicate.json"]
+    assert "NOT signed" in p.stdout
     assert cell_processes() == [] and lab.leftovers() == []
 
 

@@ -4,7 +4,13 @@
 # host's stable error code:
 #   1. doctor --config: the preflight with the caller's config
 #   2. activate: everything the config publishes (tools, prompt sections)
-#   3. attest: the execution-world attestation report
+#   3. attest: the execution-world attestation report, and the signed
+#      in-toto statements (statements/: the world and a verification summary
+#      per capsule, each as .intoto.json, .dsse.json and .sigstore.json;
+#      world.predicate.json is the world predicate alone, for GitHub's
+#      actions/attest). The key is CAPSULE_ATTEST_KEY (PEM, a secret) or the
+#      file CAPSULE_ATTEST_KEY_FILE; without one they are unsigned and the
+#      gate says so.
 #   4. each smoke call (CAPSULE_CALLS: one "TOOL JSON" per line) must return
 #      isError false
 # Reports land in CAPSULE_REPORTS (default ./capsule-gate): config.json,
@@ -52,8 +58,16 @@ config="$out/config.json"
 "$host" doctor --config "$config" > "$out/doctor.json" 2> "$out/doctor.log" || fail doctor "$out/doctor.json"
 "$host" activate --config "$config" > "$out/activation.json" 2> "$out/activation.log" ||
   fail activation "$out/activation.json"
-"$host" attest --config "$config" > "$out/attestation.json" 2> "$out/attestation.log" ||
-  fail attestation "$out/attestation.json"
+statements="$out/statements"
+key_args=()
+[ -z "${CAPSULE_ATTEST_KEY_FILE:-}" ] || key_args=(--key "$CAPSULE_ATTEST_KEY_FILE")
+"$host" attest --config "$config" --statement "$statements" "${key_args[@]}" > "$out/attestation.json" \
+  2> "$out/attestation.log" || fail attestation "$out/attestation.json"
+if grep -q '"signed":false' "$out/attestation.log"; then
+  echo "::warning title=dsh-capsule gate::the attestations in $statements are NOT signed: pass a key (attest-key: \${{ secrets.CAPSULE_ATTEST_KEY }})"
+fi
+python3 -c 'import json,sys; json.dump(json.load(open(sys.argv[1]))["predicate"], open(sys.argv[2], "w"), indent=2)' \
+  "$statements/world.intoto.json" "$statements/world.predicate.json"
 
 n=0
 while IFS= read -r line; do
@@ -72,4 +86,4 @@ done <<< "${CAPSULE_CALLS:-}"
 
 tools=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["tools"]))' "$out/activation.json")
 echo "gate: ok: $tools tools published, $n smoke call(s) passed; reports in $out"
-[ -z "${GITHUB_OUTPUT:-}" ] || echo "report-dir=$out" >> "$GITHUB_OUTPUT"
+[ -z "${GITHUB_OUTPUT:-}" ] || printf 'report-dir=%s\nstatements-dir=%s\n' "$out" "$statements" >> "$GITHUB_OUTPUT"

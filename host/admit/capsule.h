@@ -22,6 +22,8 @@ typedef struct loaded_capsule {
   staged_file guest;
   workspace_grants workspace;
   json_t *descriptor; /* describe.result as admitted at activation */
+  char manifest_sha256[65]; /* of the manifest bytes admitted */
+  char bundle_sha256[65];   /* of the bundle file as read at admission; "" for a root */
 } loaded_capsule;
 
 /* Everything that can be checked without running code, in order: root,

@@ -9,6 +9,7 @@
 
 #include "launch_contract.h"
 #include "requests.h"
+#include "digest.h"
 #include "safe_open.h"
 #include "strict_json.h"
 
@@ -184,6 +185,11 @@ cap_code config_load(const char *path, host_config *cfg, cap_error *err) {
     return cap_fail(err, CAP_E_CONFIG_READ, "cannot read config %s: %s", path,
                     rc == SO_READ_TOO_LARGE ? "larger than 4 MiB" : strerror(errno));
   cap_code rc2 = config_parse(text, len, cfg, err);
+  /* What an attestation names the policy by: its path and these bytes. */
+  char *abs = realpath(path, NULL);
+  snprintf(cfg->path, sizeof cfg->path, "%s", abs ? abs : path);
+  free(abs);
+  digest_sha256_hex(text, len, cfg->sha256);
   free(text);
   return rc2;
 }

@@ -35,6 +35,8 @@ typedef struct host_limits {
 
 typedef struct {
   json_t *json; /* owns all strings */
+  char path[4096];  /* the file it came from; "" for defaults */
+  char sha256[65];  /* of its bytes; "" for defaults */
   const char *bubblewrap_command;
   host_limits limits;
   capsule_config *capsules;

@@ -1,0 +1,146 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "admit/capsule.h"
+#include "admit/config.h"
+#include "attestation.h"
+#include "digest.h"
+#include "dsse.h"
+#include "host.h"
+#include "safe_open.h"
+#include "signing_key.h"
+#include "statement.h"
+#include "version.h"
+
+/* Writes name in dirfd (replacing a file of ours, never following a link). */
+static cap_code write_file(int dirfd, const char *name, const char *text, size_t len, cap_error *err) {
+  int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  bool ok = fd >= 0 && so_write_all(fd, text, len);
+  if (fd >= 0) close(fd);
+  return ok ? CAP_OK : cap_fail(err, CAP_E_INTERNAL, "cannot write %s: %s", name, strerror(errno));
+}
+
+static cap_code write_json(int dirfd, const char *name, const json_t *v, cap_error *err) {
+  char *text = json_dumps(v, JSON_INDENT(2) | JSON_SORT_KEYS);
+  cap_code rc = text ? write_file(dirfd, name, text, strlen(text), err)
+                     : cap_fail(err, CAP_E_INTERNAL, "cannot encode %s", name);
+  free(text);
+  return rc;
+}
+
+/* One statement: its payload as stem.intoto.json, and signed, its
+ * envelope and bundle. hex gets the payload's digest. */
+static cap_code state(int dirfd, const char *stem, json_t *statement, const signing_key *key,
+                      json_t *files, char hex[65], cap_error *err) {
+  char *payload = json_dumps(statement, JSON_COMPACT | JSON_SORT_KEYS);
+  json_decref(statement);
+  if (!payload) return cap_fail(err, CAP_E_INTERNAL, "cannot encode the %s statement", stem);
+  size_t len = strlen(payload);
+  char name[300];
+  digest_sha256_hex(payload, len, hex);
+  snprintf(name, sizeof name, "%s.intoto.json", stem);
+  cap_code rc = write_file(dirfd, name, payload, len, err);
+  if (!rc) json_array_append_new(files, json_string(name));
+  json_t *envelope = NULL;
+  if (!rc && key) rc = dsse_sign((const unsigned char *)payload, len, key, &envelope, err);
+  if (!rc && key) {
+    snprintf(name, sizeof name, "%s.dsse.json", stem);
+    rc = write_json(dirfd, name, envelope, err);
+    if (!rc) json_array_append_new(files, json_string(name));
+    json_t *bundle = rc ? NULL : dsse_sigstore_bundle(envelope, key->keyid);
+    snprintf(name, sizeof name, "%s.sigstore.json", stem);
+    if (!rc) rc = bundle ? write_json(dirfd, name, bundle, err) : cap_fail(err, CAP_E_INTERNAL, "out of memory");
+    if (!rc) json_array_append_new(files, json_string(name));
+    json_decref(bundle);
+  }
+  json_decref(envelope);
+  free(payload);
+  return rc;
+}
+
+static void now_rfc3339(char out[32]) {
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static json_t *vsa_predicate(const host *h, const loaded_capsule *cap, const char *self,
+                             const char *world_hex, cap_code outcome, const cap_error *why) {
+  char when[32], resource[4200];
+  now_rfc3339(when);
+  snprintf(resource, sizeof resource, "file://%s", cap->cfg->bundle ? cap->cfg->bundle : cap->cfg->root);
+  json_t *inputs = json_array();
+  if (world_hex[0])
+    json_array_append_new(inputs, json_pack("{s:s,s:{s:s}}", "uri", "world.intoto.json", "digest",
+                                            "sha256", world_hex));
+  char policy_uri[4200];
+  snprintf(policy_uri, sizeof policy_uri, "file://%s", h->cfg.path);
+  json_t *p = json_pack("{s:{s:s,s:{s:s,s:s}},s:s,s:s,s:{s:s,s:{s:s}},s:o,s:s,s:[]}", "verifier",
+                        "id", VSA_VERIFIER_ID, "version", "capsule-host", CAPSULE_VERSION,
+                        "capsule-host.sha256", self, "timeVerified", when, "resourceUri", resource,
+                        "policy", "uri", policy_uri, "digest", "sha256", h->cfg.sha256,
+                        "inputAttestations", inputs, "verificationResult",
+                        outcome ? "FAILED" : "PASSED", "verifiedLevels");
+  if (!p) return NULL;
+  if (outcome)
+    json_object_set_new(p, "failure", json_pack("{s:s,s:s}", "code", cap_code_name(outcome), "message",
+                                                why ? why->message : ""));
+  else
+    json_array_append_new(json_object_get(p, "verifiedLevels"), json_string("DSH_CAPSULE_ADMITTED_V1"));
+  return p;
+}
+
+cap_code attestation_write(host *h, const char *dir, const signing_key *key, cap_code outcome,
+                           const cap_error *why, json_t **report, cap_error *err) {
+  *report = NULL;
+  if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+    return cap_fail(err, CAP_E_INTERNAL, "cannot create %s: %s", dir, strerror(errno));
+  int dirfd = so_open(AT_FDCWD, dir, O_PATH | O_DIRECTORY);
+  if (dirfd < 0) return cap_fail(err, CAP_E_INTERNAL, "%s: %s", dir, so_open_errno_text(errno));
+  json_t *files = json_array();
+  char self[65], world_hex[65] = "";
+  cap_code rc = host_binary_digest(self, err);
+  /* The world statement, when the world was attested. */
+  if (!rc && h->attestation) {
+    json_t *predicate = NULL, *subjects = NULL;
+    rc = world_predicate(h, &predicate, err);
+    if (!rc) rc = world_subjects(h, &subjects, err);
+    if (!rc) rc = state(dirfd, "world", statement_new(subjects, WORLD_PREDICATE_TYPE, predicate), key,
+                        files, world_hex, err);
+    else json_decref(predicate), json_decref(subjects);
+  }
+  /* A verification summary per capsule whose manifest could be read. */
+  for (size_t i = 0; !rc && i < h->cap_count; i++) {
+    const loaded_capsule *cap = &h->caps[i];
+    if (!cap->m.json || !cap->m.id) continue;
+    json_t *subjects = json_array();
+    capsule_subjects(cap, subjects);
+    json_t *p = vsa_predicate(h, cap, self, world_hex, outcome, why);
+    char stem[200], hex[65];
+    snprintf(stem, sizeof stem, "vsa-%s", cap->m.id);
+    rc = p ? state(dirfd, stem, statement_new(subjects, VSA_PREDICATE_TYPE, p), key, files, hex, err)
+           : cap_fail(err, CAP_E_INTERNAL, "the verification summary cannot be built");
+    if (!p) json_decref(subjects);
+  }
+  close(dirfd);
+  if (rc) {
+    json_decref(files);
+    return rc;
+  }
+  *report = json_pack("{s:s,s:o,s:b}", "directory", dir, "files", files, "signed", key != NULL);
+  if (key) {
+    json_object_set_new(*report, "keyid", json_string(key->keyid));
+    json_object_set_new(*report, "algorithm", json_string(key_algorithm_name(key->algorithm)));
+  } else {
+    json_object_set_new(*report, "unsigned", json_string("no key was given (--key or " ATTEST_KEY_ENV
+                                                          "): the statements are not signed"));
+  }
+  return CAP_OK;
+}

@@ -1,0 +1,212 @@
+#include "signing_key.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "digest.h"
+#include "safe_open.h"
+
+#define KEY_MAX_BYTES 16384
+
+const char *key_algorithm_name(key_algorithm a) { return a == KEY_ED25519 ? "ed25519" : "ecdsa-p256"; }
+
+/* The key id and the algorithm, from what OpenSSL holds; only the two
+ * supported key types pass. */
+static cap_code describe(signing_key *key, EVP_PKEY *pkey, bool has_private, cap_error *err) {
+  key->pkey = pkey;
+  key->has_private = has_private;
+  if (EVP_PKEY_get_id(pkey) == EVP_PKEY_ED25519) {
+    key->algorithm = KEY_ED25519;
+  } else if (EVP_PKEY_get_id(pkey) == EVP_PKEY_EC) {
+    char group[64] = "";
+    size_t n = 0;
+    if (!EVP_PKEY_get_utf8_string_param(pkey, "group", group, sizeof group, &n) ||
+        strcmp(group, "prime256v1") != 0)
+      return cap_fail(err, CAP_E_KEY_INVALID, "an EC key must be on P-256, not %s", group[0] ? group : "?");
+    key->algorithm = KEY_ECDSA_P256;
+  } else {
+    return cap_fail(err, CAP_E_KEY_INVALID, "the key is neither Ed25519 nor ECDSA P-256");
+  }
+  unsigned char *der = NULL;
+  int len = i2d_PUBKEY(pkey, &der);
+  bool ok = len > 0 && digest_sha256_hex(der, (size_t)len, key->keyid);
+  OPENSSL_free(der);
+  return ok ? CAP_OK : cap_fail(err, CAP_E_KEY_INVALID, "the public key cannot be encoded");
+}
+
+char *key_public_pem(const signing_key *key) {
+  BIO *b = BIO_new(BIO_s_mem());
+  char *out = NULL;
+  if (b && PEM_write_bio_PUBKEY(b, key->pkey)) {
+    char *data;
+    long n = BIO_get_mem_data(b, &data);
+    out = n > 0 ? strndup(data, (size_t)n) : NULL;
+  }
+  BIO_free(b);
+  return out;
+}
+
+/* Creates path with mode, failing if it exists; writes text. */
+static cap_code write_new(const char *path, mode_t mode, const char *text, cap_error *err) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0)
+    return cap_fail(err, CAP_E_KEY_INVALID, "cannot create %s: %s", path,
+                    errno == EEXIST ? "it exists (keygen never overwrites a key)" : strerror(errno));
+  bool ok = fchmod(fd, mode) == 0 && so_write_all(fd, text, strlen(text));
+  close(fd);
+  if (!ok) {
+    unlink(path);
+    return cap_fail(err, CAP_E_KEY_INVALID, "cannot write %s: %s", path, strerror(errno));
+  }
+  return CAP_OK;
+}
+
+cap_code key_generate(const char *prefix, key_algorithm algorithm, json_t **report, cap_error *err) {
+  EVP_PKEY *pkey = algorithm == KEY_ED25519 ? EVP_PKEY_Q_keygen(NULL, NULL, "ED25519")
+                                            : EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+  if (!pkey) return cap_fail(err, CAP_E_INTERNAL, "OpenSSL could not generate a key");
+  signing_key key = {0};
+  cap_code rc = describe(&key, pkey, true, err);
+  char priv[4200], pub[4200];
+  snprintf(priv, sizeof priv, "%s.key", prefix);
+  snprintf(pub, sizeof pub, "%s.pub", prefix);
+  BIO *b = rc ? NULL : BIO_new(BIO_s_mem());
+  char *pem = NULL, *pub_pem = NULL;
+  if (b && PEM_write_bio_PrivateKey(b, pkey, NULL, NULL, 0, NULL, NULL)) {
+    char *data;
+    long n = BIO_get_mem_data(b, &data);
+    pem = strndup(data, (size_t)n);
+  }
+  if (!rc && !(pub_pem = key_public_pem(&key))) rc = cap_fail(err, CAP_E_INTERNAL, "cannot encode the key");
+  if (!rc && !pem) rc = cap_fail(err, CAP_E_INTERNAL, "cannot encode the key");
+  if (!rc) rc = write_new(priv, 0600, pem, err);
+  if (!rc && (rc = write_new(pub, 0644, pub_pem, err))) unlink(priv);
+  if (pem) OPENSSL_cleanse(pem, strlen(pem));
+  free(pem);
+  free(pub_pem);
+  BIO_free_all(b);
+  if (!rc)
+    *report = json_pack("{s:s,s:s,s:s,s:s}", "privateKey", priv, "publicKey", pub, "algorithm",
+                        key_algorithm_name(key.algorithm), "keyid", key.keyid);
+  key_free(&key);
+  return rc;
+}
+
+/* Reads a key file (bounded, no symlink); a private one must be 0600 or
+ * stricter. */
+static cap_code read_key_file(const char *path, bool private_key, char **text, cap_error *err) {
+  struct stat st;
+  int fd = so_open_regular(AT_FDCWD, path, &st);
+  if (fd < 0) return cap_fail(err, CAP_E_KEY_INVALID, "key %s: %s", path, fd == SO_NOT_REGULAR ? "not a regular file" : so_open_errno_text(errno));
+  if (private_key && (st.st_mode & 077)) {
+    close(fd);
+    return cap_fail(err, CAP_E_KEY_INVALID, "private key %s is readable by others (mode %o): chmod 600 it",
+                    path, (unsigned)(st.st_mode & 0777));
+  }
+  size_t len;
+  so_read_result r = so_read_bounded(fd, KEY_MAX_BYTES, text, &len);
+  close(fd);
+  if (r != SO_READ_OK) return cap_fail(err, CAP_E_KEY_INVALID, "key %s cannot be read (at most %d bytes)", path, KEY_MAX_BYTES);
+  return CAP_OK;
+}
+
+static EVP_PKEY *pem_key(const char *text, bool private_key) {
+  BIO *b = BIO_new_mem_buf(text, -1);
+  EVP_PKEY *k = !b ? NULL : private_key ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL)
+                                        : PEM_read_bio_PUBKEY(b, NULL, NULL, NULL);
+  BIO_free(b);
+  return k;
+}
+
+cap_code key_load_private(const char *path, signing_key *key, bool *found, cap_error *err) {
+  memset(key, 0, sizeof *key);
+  *found = false;
+  char *text = NULL;
+  const char *env = getenv(ATTEST_KEY_ENV);
+  if (path) {
+    if (read_key_file(path, true, &text, err)) return err->code;
+  } else if (env && env[0]) {
+    if (strlen(env) > KEY_MAX_BYTES) return cap_fail(err, CAP_E_KEY_INVALID, "%s is too long", ATTEST_KEY_ENV);
+    text = strdup(env);
+  } else {
+    return CAP_OK;
+  }
+  *found = true;
+  EVP_PKEY *pkey = text ? pem_key(text, true) : NULL;
+  if (text) OPENSSL_cleanse(text, strlen(text));
+  free(text);
+  if (!pkey)
+    return cap_fail(err, CAP_E_KEY_INVALID, "%s holds no PEM private key", path ? path : ATTEST_KEY_ENV);
+  if (describe(key, pkey, true, err)) {
+    key_free(key);
+    return err->code;
+  }
+  return CAP_OK;
+}
+
+cap_code key_from_public_pem(const char *pem, signing_key *key, cap_error *err) {
+  memset(key, 0, sizeof *key);
+  EVP_PKEY *pkey = pem_key(pem, false);
+  if (!pkey) return cap_fail(err, CAP_E_KEY_INVALID, "no PEM public key");
+  if (describe(key, pkey, false, err)) {
+    key_free(key);
+    return err->code;
+  }
+  return CAP_OK;
+}
+
+cap_code key_load_public(const char *path, signing_key *key, cap_error *err) {
+  memset(key, 0, sizeof *key);
+  char *text = NULL;
+  if (read_key_file(path, false, &text, err)) return err->code;
+  EVP_PKEY *pkey = pem_key(text, false);
+  free(text);
+  if (!pkey) return cap_fail(err, CAP_E_KEY_INVALID, "%s holds no PEM public key", path);
+  if (describe(key, pkey, false, err)) {
+    key_free(key);
+    return err->code;
+  }
+  return CAP_OK;
+}
+
+cap_code key_sign(const signing_key *key, const unsigned char *msg, size_t len, unsigned char **sig,
+                  size_t *sig_len, cap_error *err) {
+  *sig = NULL;
+  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+  const EVP_MD *md = key->algorithm == KEY_ED25519 ? NULL : EVP_sha256();
+  size_t n = 0;
+  bool ok = ctx && key->has_private && EVP_DigestSignInit(ctx, NULL, md, NULL, key->pkey) == 1 &&
+            EVP_DigestSign(ctx, NULL, &n, msg, len) == 1 && (*sig = malloc(n)) &&
+            EVP_DigestSign(ctx, *sig, &n, msg, len) == 1;
+  EVP_MD_CTX_free(ctx);
+  if (!ok) {
+    free(*sig);
+    *sig = NULL;
+    return cap_fail(err, CAP_E_KEY_INVALID, "OpenSSL could not sign with the %s key", key_algorithm_name(key->algorithm));
+  }
+  *sig_len = n;
+  return CAP_OK;
+}
+
+bool key_verify(const signing_key *key, const unsigned char *msg, size_t len,
+                const unsigned char *sig, size_t sig_len) {
+  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+  const EVP_MD *md = key->algorithm == KEY_ED25519 ? NULL : EVP_sha256();
+  bool ok = ctx && EVP_DigestVerifyInit(ctx, NULL, md, NULL, key->pkey) == 1 &&
+            EVP_DigestVerify(ctx, sig, sig_len, msg, len) == 1;
+  EVP_MD_CTX_free(ctx);
+  return ok;
+}
+
+void key_free(signing_key *key) {
+  EVP_PKEY_free(key->pkey);
+  key->pkey = NULL;
+}

@@ -1,0 +1,182 @@
+"""Attestations a reviewer can verify (issue 27): capsule-host keygen, attest
+--statement (an in-toto Statement v1 of the execution world, a SLSA
+Verification Summary per capsule, DSSE envelopes signed with OpenSSL and
+the same as Sigstore bundles), and verify. What we sign is checked by a
+verifier this project did not write, Sigstore's @sigstore/verify (pinned in
+pytest/sigstore-verify, run offline with the public key as the only trust
+material), and every tampered variant is refused by ours and by theirs,
+each with its reason."""
+import base64
+import json
+import os
+import stat
+import subprocess
+
+import pytest
+
+from capsule_lab import REPO
+
+VERIFIER = REPO / "pytest" / "sigstore-verify"
+
+
+@pytest.fixture(scope="session")
+def sigstore():
+    """Installs the pinned @sigstore/verify and the Node its engines ask for
+    (npm registry; a failure fails the test, it never skips)."""
+    modules = VERIFIER / "node_modules"
+    if not (modules / "@sigstore" / "verify").exists() or not (modules / ".bin" / "node").exists():
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(VERIFIER)],
+                       check=True, capture_output=True)
+    node = modules / ".bin" / "node"
+
+    def verify(path, public_key):
+        p = subprocess.run([str(node), str(VERIFIER / "verify.mjs"), str(path), str(public_key)],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)
+    return verify
+
+
+def keygen(lab, algorithm="ed25519", name="gate"):
+    res = lab.run("keygen", "--out", lab.tmp / name, "--algorithm", algorithm)
+    assert res.rc == 0, res
+    return lab.tmp / f"{name}.key", lab.tmp / f"{name}.pub", res
+
+
+def attest(lab, config=None, key=None, env=None):
+    out = lab.tmp / "statements"
+    args = ["attest", *(["--config", config] if config else []), "--statement", out]
+    res = lab.run(*args, *(["--key", key] if key else []), env=env)
+    return res, out
+
+
+@pytest.mark.parametrize("algorithm", ["ed25519", "ecdsa-p256"])
+def test_keygen_writes_a_private_key_0600_and_never_prints_it(lab, algorithm):
+    key, pub, res = keygen(lab, algorithm)
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert "PRIVATE KEY" in key.read_text() and "PUBLIC KEY" in pub.read_text()
+    assert "PRIVATE" not in res.stdout + res.stderr
+    assert res.json["algorithm"] == algorithm and len(res.json["keyid"]) == 64
+    again = lab.run("keygen", "--out", lab.tmp / "gate")
+    assert again.json["error"]["code"] == "KEY_INVALID" and key.read_text() == key.read_text()
+
+
+@pytest.mark.parametrize("algorithm", ["ed25519", "ecdsa-p256"])
+def test_signed_statements_verify_with_ours_and_with_sigstores(lab, sigstore, algorithm):
+    key, pub, _ = keygen(lab, algorithm)
+    _, _, entry = lab.capsule(guest="echo")
+    config = lab.config([entry])
+    res, out = attest(lab, config, key)
+    assert res.rc == 0, res
+    cap_id = json.loads((lab.tmp / "capsule1" / "capsule.json").read_text())["id"]
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(f"{s}.{k}.json" for s in ("world", f"vsa-{cap_id}")
+                           for k in ("intoto", "dsse", "sigstore")), names
+    world = json.loads((out / "world.intoto.json").read_text())
+    vsa = json.loads((out / f"vsa-{cap_id}.intoto.json").read_text())
+    assert world["_type"] == "https://in-toto.io/Statement/v1"
+    assert world["predicateType"] == "https://dsh-capsule.dev/attestation/execution-world/v1"
+    assert {s["name"] for s in world["subject"]} == {f"{cap_id}/guest.mjs", f"{cap_id}/capsule.json"}
+    assert vsa["predicate"]["verificationResult"] == "PASSED"
+    world_digest = __import__("hashlib").sha256((out / "world.intoto.json").read_bytes()).hexdigest()
+    assert vsa["predicate"]["inputAttestations"] == [{"uri": "world.intoto.json", "digest": {"sha256": world_digest}}]
+    assert vsa["predicate"]["policy"]["digest"]["sha256"] == __import__("hashlib").sha256(
+        config.read_bytes()).hexdigest()
+    for f in sorted(out.glob("*.dsse.json")) + sorted(out.glob("*.sigstore.json")):
+        ours = lab.run("verify", f, "--key", pub, "--config", config)
+        assert ours.rc == 0 and ours.json["verified"], (f.name, ours)
+        assert sigstore(f, pub) == {"ok": True}, f.name
+    assert lab.leftovers() == []
+
+
+def sign_raw(key, data, algorithm):
+    """A signature over data itself (not over DSSE's PAE), with OpenSSL."""
+    message = key.parent / "raw-payload"
+    message.write_bytes(data)  # pkeyutl -rawin reads a file, not a pipe
+    args = (["openssl", "pkeyutl", "-sign", "-rawin", "-inkey", str(key), "-in", str(message)]
+            if algorithm == "ed25519" else ["openssl", "dgst", "-sha256", "-sign", str(key), str(message)])
+    return subprocess.run(args, capture_output=True, check=True).stdout
+
+
+def tamper(envelope, variant, key, other_pub):
+    """The variant of a signed envelope, and the public key to check it with."""
+    env = json.loads(json.dumps(envelope))
+    payload = base64.b64decode(env["payload"])
+    if variant == "payload":
+        env["payload"] = base64.b64encode(payload.replace(b'"PASSED"', b'"FAILED"')).decode()
+    elif variant == "payloadType":
+        env["payloadType"] = "application/json"
+    elif variant == "rawSignature":
+        env["signatures"][0]["sig"] = base64.b64encode(sign_raw(key, payload, "ed25519")).decode()
+    elif variant == "reordered":
+        bad = {"keyid": env["signatures"][0]["keyid"], "sig": base64.b64encode(b"\1" * 64).decode()}
+        env["signatures"] = [bad, env["signatures"][0]]
+    elif variant == "duplicated":
+        env["signatures"] = env["signatures"] * 2
+    return env, other_pub if variant == "wrongKey" else None
+
+
+@pytest.mark.parametrize("variant,code", [("payload", "SIGNATURE_INVALID"),
+                                          ("payloadType", "ENVELOPE_PAYLOAD_TYPE"),
+                                          ("wrongKey", "SIGNATURE_INVALID"),
+                                          ("rawSignature", "SIGNATURE_INVALID"),
+                                          ("reordered", "ENVELOPE_INVALID"),
+                                          ("duplicated", "ENVELOPE_INVALID")])
+def test_tampered_variants_are_refused_by_ours_and_by_sigstores(lab, sigstore, variant, code):
+    key, pub, _ = keygen(lab)
+    _, other_pub, _ = keygen(lab, name="other")
+    _, _, entry = lab.capsule(guest="echo")
+    res, out = attest(lab, lab.config([entry]), key)
+    assert res.rc == 0, res
+    vsa = next(out.glob("vsa-*.dsse.json"))
+    env, check_key = tamper(json.loads(vsa.read_text()), variant, key, other_pub)
+    check_key = check_key or pub
+    for form in ("dsse", "sigstore"):
+        doc = env if form == "dsse" else {
+            "mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
+            "verificationMaterial": {"publicKey": {"hint": env["signatures"][0]["keyid"]},
+                                     "tlogEntries": [], "timestampVerificationData": {"rfc3161Timestamps": []}},
+            "dsseEnvelope": env}
+        f = lab.tmp / f"tampered.{form}.json"
+        f.write_text(json.dumps(doc))
+        ours = lab.run("verify", f, "--key", check_key)
+        assert ours.rc == 1 and ours.json["error"]["code"] == code, (form, ours)
+        theirs = sigstore(f, check_key)
+        assert theirs["ok"] is False and theirs["reason"], (form, theirs)
+
+
+def test_unsigned_statements_say_so(lab):
+    res, out = attest(lab)
+    assert res.rc == 0, res
+    assert sorted(p.name for p in out.iterdir()) == ["world.intoto.json"]
+    assert "NOT signed" in res.stderr and '"signed":false' in res.stderr
+    world = json.loads((out / "world.intoto.json").read_text())
+    assert world["subject"][0]["name"] == "capsule-host"
+
+
+def test_the_key_can_come_from_the_environment(lab, sigstore):
+    key, pub, _ = keygen(lab)
+    res, out = attest(lab, env={"CAPSULE_ATTEST_KEY": key.read_text()})
+    assert res.rc == 0 and '"signed":true' in res.stderr, res
+    assert sigstore(out / "world.sigstore.json", pub) == {"ok": True}
+    assert lab.run("verify", out / "world.dsse.json", "--key", pub).rc == 0
+
+
+def test_a_failed_activation_states_a_failed_summary_with_its_code(lab, sigstore):
+    key, pub, _ = keygen(lab)
+    _, _, entry = lab.capsule(guest="echo", integrity="short")
+    res, out = attest(lab, lab.config([entry]), key)
+    assert res.rc == 1 and res.json["error"]["code"] == "MANIFEST_INVALID", res
+    [vsa] = list(out.glob("vsa-*.intoto.json"))
+    p = json.loads(vsa.read_text())["predicate"]
+    assert p["verificationResult"] == "FAILED" and p["failure"]["code"] == "MANIFEST_INVALID"
+    assert not (out / "world.intoto.json").exists()  # no world was attested
+    assert sigstore(next(out.glob("vsa-*.sigstore.json")), pub) == {"ok": True}
+
+
+def test_an_envelope_past_the_size_bound_is_refused_unread(lab):
+    _, pub, _ = keygen(lab)
+    huge = lab.tmp / "huge.json"
+    huge.write_text('{"payload":"' + "A" * (5 << 20) + '"}')
+    res = lab.run("verify", huge, "--key", pub)
+    assert res.json["error"]["code"] == "ENVELOPE_INVALID" and "4194304" in res.json["error"]["message"]
