@@ -91,7 +91,7 @@ static const char help_text[] =
     "  --version                  the version\n"
     "  --help, -h, help           this text\n"
     "\n"
-    "attest, activate and serve also take --statement DIR [--key FILE]: in-toto statements of\n"
+    "attest, activate, serve and call also take --statement DIR [--key FILE]: in-toto statements of\n"
     "what they attested (the world, a verification summary per capsule), signed with FILE or\n"
     "$CAPSULE_ATTEST_KEY into DSSE envelopes and Sigstore bundles, else unsigned (said on stderr).\n"
     "\n"
@@ -105,8 +105,8 @@ static int usage(const char *why) {
            "%s. Usage: capsule-host attest [--config F] | activate --config F | call --config F "
            "TOOL [--input JSON] [--timings] | serve --config F | pack DIR -o FILE | inspect FILE "
            "| keygen --out PREFIX [--algorithm ed25519|ecdsa-p256] | verify FILE --key PUB "
-           "[--config F] | doctor [--config F] | defaults | --version | --help (attest, activate "
-           "and serve also take --statement DIR [--key FILE])",
+           "[--config F] | doctor [--config F] | defaults | --version | --help (attest, activate, "
+           "serve and call also take --statement DIR [--key FILE])",
            why);
   return fail(&err);
 }
@@ -223,8 +223,8 @@ int main(int argc, char **argv) {
     return usage("unknown command");
   if (!is_attest && !is_doctor && !config) return usage("--config is required");
   if (is_call && !tool) return usage("call needs a TOOL name");
-  if ((statements || key_path) && (is_call || is_doctor))
-    return usage("--statement and --key go with attest, activate and serve");
+  if ((statements || key_path) && is_doctor)
+    return usage("--statement and --key go with attest, activate, serve and call");
   if (key_path && !statements) return usage("--key needs --statement DIR");
 
   cap_error err = {0};

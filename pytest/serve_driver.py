@@ -150,11 +150,27 @@ def run_serve_case(lab, config, spec, ws=None):
             # The granted file deleted, a FIFO made and deleted, a new file
             # made: on ext4 the new file gets the freed inode number unless
             # something still holds the old inode.
+            # The attacker tries until the number comes back (ext4 usually
+            # gives it at once, but other files made meanwhile on the same
+            # filesystem can take it first); while the host holds the old
+            # inode it never can.
             f = Path(ws) / step["recycleWorkspaceInode"]
+            granted = f.stat().st_ino
             f.unlink()
             os.mkfifo(f)
             f.unlink()
-            f.write_text("a new file under a recycled inode number\n")
+            decoys = []
+            for i in range(500):  # new files until one gets the number
+                d = f.with_name(f".recycle-{i}")
+                d.write_text("a new file under a recycled inode number\n")
+                if d.stat().st_ino == granted:
+                    d.rename(f)  # the same inode, under the granted name
+                    break
+                decoys.append(d)
+            else:
+                f.write_text("a new file under a recycled inode number\n")
+            for d in decoys:
+                d.unlink()
         elif "tamperStaged" in step:
             # Rewrite a file the host staged, in place (same inode).
             for d in lab.stage.iterdir():

@@ -180,3 +180,15 @@ def test_an_envelope_past_the_size_bound_is_refused_unread(lab):
     huge.write_text('{"payload":"' + "A" * (5 << 20) + '"}')
     res = lab.run("verify", huge, "--key", pub)
     assert res.json["error"]["code"] == "ENVELOPE_INVALID" and "4194304" in res.json["error"]["message"]
+
+
+def test_call_states_its_activation_before_the_call(lab):
+    key, pub, _ = keygen(lab)
+    _, _, entry = lab.capsule(guest="echo")
+    config = lab.config([entry])
+    out = lab.tmp / "statements"
+    res = lab.run("call", "--config", config, "corpus_echo", "--input", '{"text": "x"}',
+                  "--statement", out, "--key", key)
+    assert res.rc == 0 and res.json["result"]["isError"] is False, res
+    assert lab.run("verify", next(out.glob("vsa-*.dsse.json")), "--key", pub, "--config", config).rc == 0
+    assert lab.leftovers() == []
