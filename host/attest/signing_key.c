@@ -126,6 +126,19 @@ static EVP_PKEY *pem_key(const char *text, bool private_key) {
   return k;
 }
 
+/* The key read from source (NULL: it held none) becomes key, or is freed. */
+static cap_code adopt(signing_key *key, EVP_PKEY *pkey, bool has_private, const char *source,
+                      cap_error *err) {
+  if (!pkey)
+    return cap_fail(err, CAP_E_KEY_INVALID, "%s holds no PEM %s key", source,
+                    has_private ? "private" : "public");
+  if (describe(key, pkey, has_private, err)) {
+    key_free(key);
+    return err->code;
+  }
+  return CAP_OK;
+}
+
 cap_code key_load_private(const char *path, signing_key *key, bool *found, cap_error *err) {
   memset(key, 0, sizeof *key);
   *found = false;
@@ -143,24 +156,12 @@ cap_code key_load_private(const char *path, signing_key *key, bool *found, cap_e
   EVP_PKEY *pkey = text ? pem_key(text, true) : NULL;
   if (text) OPENSSL_cleanse(text, strlen(text));
   free(text);
-  if (!pkey)
-    return cap_fail(err, CAP_E_KEY_INVALID, "%s holds no PEM private key", path ? path : ATTEST_KEY_ENV);
-  if (describe(key, pkey, true, err)) {
-    key_free(key);
-    return err->code;
-  }
-  return CAP_OK;
+  return adopt(key, pkey, true, path ? path : ATTEST_KEY_ENV, err);
 }
 
 cap_code key_from_public_pem(const char *pem, signing_key *key, cap_error *err) {
   memset(key, 0, sizeof *key);
-  EVP_PKEY *pkey = pem_key(pem, false);
-  if (!pkey) return cap_fail(err, CAP_E_KEY_INVALID, "no PEM public key");
-  if (describe(key, pkey, false, err)) {
-    key_free(key);
-    return err->code;
-  }
-  return CAP_OK;
+  return adopt(key, pem_key(pem, false), false, "the PEM text", err);
 }
 
 cap_code key_load_public(const char *path, signing_key *key, cap_error *err) {
@@ -169,12 +170,7 @@ cap_code key_load_public(const char *path, signing_key *key, cap_error *err) {
   if (read_key_file(path, false, &text, err)) return err->code;
   EVP_PKEY *pkey = pem_key(text, false);
   free(text);
-  if (!pkey) return cap_fail(err, CAP_E_KEY_INVALID, "%s holds no PEM public key", path);
-  if (describe(key, pkey, false, err)) {
-    key_free(key);
-    return err->code;
-  }
-  return CAP_OK;
+  return adopt(key, pkey, false, path, err);
 }
 
 cap_code key_sign(const signing_key *key, const unsigned char *msg, size_t len, unsigned char **sig,
