@@ -165,7 +165,7 @@ REVERTS = [
     ("a call cancelled as its warm cell takes it is answered CALL_CANCELLED", "host/call/warm_cell.c",
      "  if (assigned_bytes == 0 && !assignment_waiting(fd)) return WAIT_RECYCLE;",
      "  (void)assigned_bytes, (void)fd;\n  return WAIT_RECYCLE;",
-     ["pytest/test_serve.py::test_a_call_followed_by_eof_is_always_answered_and_logged"]),
+     ["pytest/test_serve.py::test_a_call_assigned_as_the_cancel_arrives_is_answered_call_cancelled"]),
     ("serve handles no request line while its output is above the high-water mark", "host/serve/serve.c",
      "while (s->in_off < s->in_len && !serve_backlogged(s)) {", "while (s->in_off < s->in_len) {",
      ["pytest/test_serve.py::test_output_queue_is_bounded_against_request_amplification"]),
