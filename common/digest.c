@@ -24,9 +24,32 @@ bool digest_sha256_hex(const void *data, size_t len, char *hex) {
   return true;
 }
 
-bool digest_sha256_fd_hex(int fd, unsigned long long max_bytes, char *hex) {
+/* The stream is OpenSSL's context itself, behind a name of our own. */
+digest_stream *digest_stream_begin(void) {
   EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-  bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+  if (ctx && !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
+    EVP_MD_CTX_free(ctx);
+    ctx = NULL;
+  }
+  return (digest_stream *)ctx;
+}
+
+bool digest_stream_update(digest_stream *d, const void *data, size_t len) {
+  return d && EVP_DigestUpdate((EVP_MD_CTX *)d, data, len);
+}
+
+bool digest_stream_end(digest_stream *d, char *hex) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int mdlen = 0;
+  bool ok = d && EVP_DigestFinal_ex((EVP_MD_CTX *)d, md, &mdlen) && mdlen == 32;
+  EVP_MD_CTX_free((EVP_MD_CTX *)d);
+  if (ok) to_hex(md, mdlen, hex);
+  return ok;
+}
+
+bool digest_sha256_fd_hex(int fd, unsigned long long max_bytes, char *hex) {
+  digest_stream *d = digest_stream_begin();
+  bool ok = d != NULL;
   unsigned long long total = 0;
   unsigned char buf[65536];
   while (ok) {
@@ -37,14 +60,11 @@ bool digest_sha256_fd_hex(int fd, unsigned long long max_bytes, char *hex) {
       break;
     }
     total += (unsigned long long)n;
-    ok = total <= max_bytes && EVP_DigestUpdate(ctx, buf, (size_t)n);
+    ok = total <= max_bytes && digest_stream_update(d, buf, (size_t)n);
   }
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int mdlen = 0;
-  ok = ok && EVP_DigestFinal_ex(ctx, md, &mdlen) && mdlen == 32;
-  EVP_MD_CTX_free(ctx);
-  if (ok) to_hex(md, mdlen, hex);
-  return ok;
+  char scratch[SHA256_HEX_LEN + 1];
+  bool ended = digest_stream_end(d, ok ? hex : scratch); /* frees either way */
+  return ok && ended;
 }
 
 bool digest_random_hex(size_t nbytes, char *hex) {

@@ -12,6 +12,13 @@ bool digest_sha256_hex(const void *data, size_t len, char *hex);
 /* SHA-256 of everything readable from fd, read in 64 KiB steps (no copy of
  * the whole file); false on a read error or past max_bytes. */
 bool digest_sha256_fd_hex(int fd, unsigned long long max_bytes, char *hex);
+/* SHA-256 over bytes given in pieces, for a reader that hashes exactly the
+ * bytes it consumes. begin: NULL when out of memory; end frees, also on
+ * failure, and takes NULL (false). */
+typedef struct digest_stream digest_stream;
+digest_stream *digest_stream_begin(void);
+bool digest_stream_update(digest_stream *d, const void *data, size_t len);
+bool digest_stream_end(digest_stream *d, char *hex);
 /* Fills hex with 2*nbytes lowercase hex digits of fresh randomness. */
 bool digest_random_hex(size_t nbytes, char *hex);
 /* True for exactly 64 lowercase hex digits. */

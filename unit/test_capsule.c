@@ -111,11 +111,38 @@ static void bundle_bytes_round_trip_and_garbage_is_refused(void **state) {
   bundle_contents_free(&b);
 }
 
+/* The digest an attestation names a bundle by is of the very bytes the
+ * admission read (hashed as they were inflated), equal to the file's. */
+static void the_bundle_digest_is_of_the_bytes_admitted(void **state) {
+  (void)state;
+  char good[512];
+  manifest_text(good, sizeof good, "x.cap", sha);
+  const char *path = pack("digest.tar.gz", good, "guest.mjs", artifact);
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  static char bytes[1 << 16];
+  size_t len = fread(bytes, 1, sizeof bytes, f);
+  fclose(f);
+  char whole[SHA256_HEX_LEN + 1];
+  assert_true(digest_sha256_hex(bytes, len, whole));
+  host_config cfg;
+  config_defaults(&cfg);
+  bundle_contents b;
+  cap_error err = {0};
+  assert_int_equal(bundle_read_path(path, &cfg.limits, &b, &err), CAP_OK);
+  assert_string_equal(b.sha256, whole);
+  bundle_contents_free(&b);
+  assert_int_equal(bundle_read_memory(bytes, len, &cfg.limits, &b, &err), CAP_OK);
+  assert_string_equal(b.sha256, whole);
+  bundle_contents_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(the_digest_is_the_pinned_one),
       cmocka_unit_test(bundles_are_admitted_whole_or_not_at_all),
       cmocka_unit_test(bundle_bytes_round_trip_and_garbage_is_refused),
+      cmocka_unit_test(the_bundle_digest_is_of_the_bytes_admitted),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

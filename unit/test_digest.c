@@ -1,5 +1,6 @@
-/* SHA-256 of a descriptor, streamed: the same digest as of the bytes in
- * memory, across the 64 KiB read steps, and refused past the bound. */
+/* SHA-256 of a descriptor or of pieces, streamed: the same digest as of
+ * the bytes in memory, across the 64 KiB read steps, and refused past the
+ * bound. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -39,6 +40,21 @@ static void same_as_in_memory_across_read_steps(void **state) {
   free(data);
 }
 
+static void a_stream_in_pieces_is_the_one_shot_digest(void **state) {
+  (void)state;
+  char pieces[SHA256_HEX_LEN + 1], whole[SHA256_HEX_LEN + 1];
+  digest_stream *d = digest_stream_begin();
+  assert_non_null(d);
+  assert_true(digest_stream_update(d, "a", 1));
+  assert_true(digest_stream_update(d, "", 0));
+  assert_true(digest_stream_update(d, "bc", 2));
+  assert_true(digest_stream_end(d, pieces));
+  assert_true(digest_sha256_hex("abc", 3, whole));
+  assert_string_equal(pieces, whole);
+  assert_false(digest_stream_update(NULL, "a", 1)); /* a failed begin stays failed */
+  assert_false(digest_stream_end(NULL, pieces));
+}
+
 static void refused_past_the_bound(void **state) {
   (void)state;
   int fd = memfd_with("abcd", 4);
@@ -52,6 +68,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(known_vector),
       cmocka_unit_test(same_as_in_memory_across_read_steps),
+      cmocka_unit_test(a_stream_in_pieces_is_the_one_shot_digest),
       cmocka_unit_test(refused_past_the_bound),
   };
   return cmocka_run_group_tests_name("digest", tests, NULL, NULL);

@@ -135,7 +135,7 @@ static cap_code read_bundle(int fd, const void *mem, size_t len, const host_limi
   if (!a) return cap_fail(err, CAP_E_INTERNAL, "out of memory");
   bundle_gunzip *g = bundle_gunzip_open(a, fd, mem, len, inflated_max(lim), err);
   cap_code rc = g ? read_all(a, g, lim, out, err) : err->code;
-  if (!rc) rc = bundle_gunzip_drain(a, g, err);
+  if (!rc) rc = bundle_gunzip_drain(a, g, out->sha256, err);
   archive_read_free(a);
   bundle_gunzip_free(g);
   if (rc) bundle_contents_free(out);

@@ -20,6 +20,7 @@ typedef struct bundle_contents {
   char *other; /* the one entry besides capsule.json, if any */
   size_t other_len;
   char other_name[4097];
+  char sha256[65]; /* of the bundle's bytes as read: what an attestation names */
 } bundle_contents;
 
 cap_code bundle_read_fd(int fd, const host_limits *lim, bundle_contents *out, cap_error *err);

@@ -8,15 +8,17 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "digest.h"
 #include "safe_open.h"
 
 struct bundle_gunzip {
   z_stream z;
-  bool z_ready, member_ended, eof;
+  bool z_ready, member_ended, eof, digest_failed;
   int fd;
   const unsigned char *mem;
   size_t mem_len, mem_off;
   size_t out_total, max_out, in_total;
+  digest_stream *input_digest; /* every compressed byte, as consumed */
   unsigned char in[65536], out[65536];
   cap_error why; /* the gzip layer's refusal, when it refused */
 };
@@ -44,6 +46,7 @@ static bool refill(bundle_gunzip *g) {
   g->z.next_in = g->in;
   g->z.avail_in = (uInt)n;
   g->in_total += n;
+  if (n && !digest_stream_update(g->input_digest, g->in, n)) g->digest_failed = true;
   return n > 0;
 }
 
@@ -99,8 +102,14 @@ bundle_gunzip *bundle_gunzip_open(struct archive *a, int fd, const void *mem, si
   g->mem = mem;
   g->mem_len = len;
   g->max_out = max_out;
+  if (!(g->input_digest = digest_stream_begin())) {
+    free(g);
+    cap_fail(err, CAP_E_INTERNAL, "out of memory");
+    return NULL;
+  }
   /* 16 + MAX_WBITS: a gzip wrapper and nothing else (no zlib, no raw). */
   if (inflateInit2(&g->z, 16 + MAX_WBITS) != Z_OK) {
+    digest_stream_end(g->input_digest, (char[SHA256_HEX_LEN + 1]){0});
     free(g);
     cap_fail(err, CAP_E_INTERNAL, "zlib: inflateInit2 failed");
     return NULL;
@@ -110,14 +119,19 @@ bundle_gunzip *bundle_gunzip_open(struct archive *a, int fd, const void *mem, si
   return g;
 }
 
-cap_code bundle_gunzip_drain(struct archive *a, bundle_gunzip *g, cap_error *err) {
+cap_code bundle_gunzip_drain(struct archive *a, bundle_gunzip *g, char *input_sha256,
+                             cap_error *err) {
   const void *buf;
   la_ssize_t n;
   while ((n = read_cb(a, g, &buf)) > 0)
     for (la_ssize_t i = 0; i < n; i++)
       if (((const unsigned char *)buf)[i] != 0)
         return cap_fail(err, CAP_E_BUNDLE_FORMAT, "data after the end of the tar archive");
-  return bundle_gunzip_failure(g, err);
+  if (bundle_gunzip_failure(g, err)) return err->code;
+  /* read_cb returned 0: the input was read to its end, every byte hashed. */
+  bool ok = !g->digest_failed && digest_stream_end(g->input_digest, input_sha256);
+  g->input_digest = NULL;
+  return ok ? CAP_OK : cap_fail(err, CAP_E_INTERNAL, "cannot hash the bundle");
 }
 
 cap_code bundle_gunzip_failure(const bundle_gunzip *g, cap_error *err) {
@@ -128,5 +142,6 @@ cap_code bundle_gunzip_failure(const bundle_gunzip *g, cap_error *err) {
 void bundle_gunzip_free(bundle_gunzip *g) {
   if (!g) return;
   if (g->z_ready) inflateEnd(&g->z);
+  if (g->input_digest) digest_stream_end(g->input_digest, (char[SHA256_HEX_LEN + 1]){0});
   free(g);
 }

@@ -21,8 +21,11 @@ bundle_gunzip *bundle_gunzip_open(struct archive *a, int fd, const void *mem, si
                                   size_t max_out, cap_error *err);
 /* After libarchive read the tar's end: the rest of the stream (libarchive
  * stops at the end-of-archive blocks) must be zero padding and the gzip
- * stream must end cleanly, with nothing after it: BUNDLE_FORMAT otherwise. */
-cap_code bundle_gunzip_drain(struct archive *a, bundle_gunzip *g, cap_error *err);
+ * stream must end cleanly, with nothing after it: BUNDLE_FORMAT otherwise.
+ * On success input_sha256 (65 bytes) is the SHA-256 of every input byte:
+ * the bundle exactly as admitted, with no second read of its file. */
+cap_code bundle_gunzip_drain(struct archive *a, bundle_gunzip *g, char *input_sha256,
+                             cap_error *err);
 /* After libarchive failed: the refusal of the gzip layer (BUNDLE_FORMAT), if
  * it was the gzip layer that failed. */
 cap_code bundle_gunzip_failure(const bundle_gunzip *g, cap_error *err);

@@ -72,24 +72,14 @@ cap_code capsule_admit_bundle(const char *path, const capsule_config *policy,
   return rc;
 }
 
-/* The digest an attestation names the bundle by: the file's bytes, read
- * again (bounded) after the admission read them; the artifact digest the
- * manifest pins is what the cell runs. */
-static cap_code bundle_file_digest(const char *path, char *hex, cap_error *err) {
-  struct stat st;
-  int fd = so_open_regular(AT_FDCWD, path, &st);
-  bool ok = fd >= 0 && digest_sha256_fd_hex(fd, 1ull << 32, hex);
-  if (fd >= 0) close(fd);
-  return ok ? CAP_OK : cap_fail(err, CAP_E_BUNDLE_OPEN, "bundle %s cannot be read again to hash it", path);
-}
-
 static cap_code load_from_bundle(const capsule_config *cfg, const host_limits *lim, staging *stg,
                                  size_t index, loaded_capsule *out, cap_error *err) {
   bundle_contents b;
   char hex[SHA256_HEX_LEN + 1];
   cap_code rc = capsule_admit_bundle(cfg->bundle, cfg, lim, &out->m, &b, hex, err);
   if (!rc) digest_sha256_hex(b.manifest, b.manifest_len, out->manifest_sha256);
-  if (!rc) rc = bundle_file_digest(cfg->bundle, out->bundle_sha256, err);
+  /* An attestation names the bundle by the bytes this admission read. */
+  if (!rc) memcpy(out->bundle_sha256, b.sha256, sizeof b.sha256);
   if (!rc) rc = stage_artifact(cfg, stg, index, b.other, b.other_len, out, err);
   bundle_contents_free(&b);
   return rc;
