@@ -242,6 +242,9 @@ REVERTS = [
      "if (classify_bwrap_failure(c, &classified) || classify_node_failure(h, c, &classified))",
      "(void)classify_node_failure;\n    if (classify_bwrap_failure(c, &classified))",
      ["attest/node-with-external-builtins"]),
+    ("serve restates the world once its startup snapshot is decided", "host/serve/serve.c",
+     "  restate_the_world(s->h);\n", "  (void)restate_the_world;\n",
+     ["pytest/test_attestations.py::test_serve_restates_the_world_when_its_snapshot_is_adopted"]),
 ]
 
 

@@ -35,6 +35,9 @@ typedef struct host {
   size_t cap_count;
   bool activated;
   json_t *timings; /* phase timings (ms) of the last activation and call */
+  /* --statement DIR and --key FILE (NULL: $CAPSULE_ATTEST_KEY, or unsigned);
+   * serve restates the world there when its startup snapshot changes it. */
+  const char *statement_dir, *statement_key;
 } host;
 
 /* Loads config (NULL: defaults), finds helpers, creates staging. */

@@ -164,26 +164,6 @@ static int key_command(int argc, char **argv) {
   return 0;
 }
 
-/* --statement DIR: the statements of what this command attested, signed
- * with --key FILE or $CAPSULE_ATTEST_KEY, else unsigned (and saying so). */
-static cap_code write_statements(host *h, const char *dir, const char *key_path, cap_code outcome,
-                                 const cap_error *why, cap_error *err) {
-  signing_key key;
-  bool have_key = false;
-  if (key_load_private(key_path, &key, &have_key, err)) return err->code;
-  json_t *report = NULL;
-  cap_code rc = attestation_write(h, dir, have_key ? &key : NULL, outcome, why, &report, err);
-  if (have_key) key_free(&key);
-  if (rc) return rc;
-  if (!have_key) fprintf(stderr, "capsule-host: statements in %s are NOT signed (no --key, no %s)\n",
-                         dir, ATTEST_KEY_ENV);
-  char *text = json_dumps(report, JSON_COMPACT);
-  fprintf(stderr, "capsule-host: statements: %s\n", text ? text : "?");
-  free(text);
-  json_decref(report);
-  return CAP_OK;
-}
-
 int main(int argc, char **argv) {
   if (argc < 2) return usage("missing command");
   if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
@@ -241,17 +221,19 @@ int main(int argc, char **argv) {
   memset(&h, 0, sizeof h);
   install_signals(&h.stg);
   if (host_open(&h, config, &err)) goto out;
+  h.statement_dir = statements;
+  h.statement_key = key_path;
   if (is_doctor) {
     status = doctor_run(&h);
   } else if (is_attest && !(statements && config)) {
     if (host_attest(&h, &err)) goto out;
-    if (statements && write_statements(&h, statements, key_path, CAP_OK, NULL, &err)) goto out;
+    if (statements && statements_write(&h, CAP_OK, NULL, &err)) goto out;
     print_json(json_pack("{s:b,s:O}", "ok", 1, "attestation", h.attestation));
   } else if (host_activate(&h, &err) != CAP_OK) {
     /* Activation failed: the summaries still say so, each with the code. */
     cap_error ignored = {0};
-    if (statements) write_statements(&h, statements, key_path, err.code, &err, &ignored);
-  } else if (statements && write_statements(&h, statements, key_path, CAP_OK, NULL, &err)) {
+    if (statements) statements_write(&h, err.code, &err, &ignored);
+  } else if (statements && statements_write(&h, CAP_OK, NULL, &err)) {
     goto out;
   } else if (is_attest) {
     print_json(json_pack("{s:b,s:O}", "ok", 1, "attestation", h.attestation));

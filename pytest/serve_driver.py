@@ -14,10 +14,11 @@ MODERN = "2026-07-28"
 
 
 class Serve:
-    def __init__(self, lab, config, binary=None, extra_env=None):
+    def __init__(self, lab, config, binary=None, extra_env=None, extra_args=()):
         self.stderr_path = lab.tmp / f"serve-stderr-{time.monotonic_ns()}.log"
         self.stderr = open(self.stderr_path, "wb")
-        self.p = subprocess.Popen([str(binary or BIN / "capsule-host"), "serve", "--config", str(config)],
+        self.p = subprocess.Popen([str(binary or BIN / "capsule-host"), "serve", "--config", str(config),
+                                   *map(str, extra_args)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
                                   env={"PATH": os.environ["PATH"], "TMPDIR": str(lab.stage),
                                        **(extra_env or {})})

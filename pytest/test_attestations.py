@@ -14,7 +14,9 @@ import subprocess
 
 import pytest
 
-from capsule_lab import REPO
+from capsule_lab import REPO, cell_processes
+from serve_driver import Serve
+from test_serve import wait_for_log
 
 VERIFIER = REPO / "pytest" / "sigstore-verify"
 
@@ -192,3 +194,36 @@ def test_call_states_its_activation_before_the_call(lab):
     assert res.rc == 0 and res.json["result"]["isError"] is False, res
     assert lab.run("verify", next(out.glob("vsa-*.dsse.json")), "--key", pub, "--config", config).rc == 0
     assert lab.leftovers() == []
+
+
+def test_serve_restates_the_world_when_its_snapshot_is_adopted(lab, sigstore):
+    """serve --statement wrote the world at activation, while the startup
+    snapshot was still building; once adopted, the world and every summary
+    are written again (whole files renamed into place, nothing else left in
+    the directory) saying the snapshot is in use, with its digest, and the
+    restated envelopes verify with ours and with Sigstore's."""
+    key, pub, _ = keygen(lab)
+    _, _, entry = lab.capsule(guest="echo")
+    config = lab.config([entry])
+    out = lab.tmp / "statements"
+    s = Serve(lab, config, extra_args=["--statement", out, "--key", key])
+    s.initialize()
+    wait_for_log(s, "world restated after the snapshot")
+    log = s.stderr_path.read_text()
+    snapshot_sha = log.split("startup snapshot in use (", 1)[1].split(")", 1)[0]
+    assert log.count("capsule-host: statements: ") == 2, log
+    world = json.loads((out / "world.intoto.json").read_text())
+    state = world["predicate"]["observed"]["startupSnapshot"]
+    assert state["state"] == "in use" and state["sha256"] == snapshot_sha, state
+    cap_id = json.loads((lab.tmp / "capsule1" / "capsule.json").read_text())["id"]
+    vsa = json.loads((out / f"vsa-{cap_id}.intoto.json").read_text())
+    world_digest = __import__("hashlib").sha256((out / "world.intoto.json").read_bytes()).hexdigest()
+    assert vsa["predicate"]["inputAttestations"][0]["digest"]["sha256"] == world_digest
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        f"{stem}.{kind}.json" for stem in ("world", f"vsa-{cap_id}") for kind in ("intoto", "dsse", "sigstore"))
+    for f in sorted(out.glob("*.dsse.json")) + sorted(out.glob("*.sigstore.json")):
+        ours = lab.run("verify", f, "--key", pub, "--config", config)
+        assert ours.rc == 0 and ours.json["verified"], (f.name, ours)
+        assert sigstore(f, pub) == {"ok": True}, f.name
+    assert s.close() == 0
+    assert lab.leftovers() == [] and cell_processes() == []

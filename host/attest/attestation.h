@@ -1,4 +1,4 @@
-/* Attestations a reviewer can verify (docs/RFC.md section 11): the
+/* Attestations a reviewer can verify (docs/RFC.md section 13): the
  * execution world and a Verification Summary per capsule as in-toto
  * statements, signed into DSSE envelopes and Sigstore bundles
  * (attestation_write.c) and the world predicate of this host
@@ -35,5 +35,9 @@ cap_code host_binary_digest(char hex[65], cap_error *err);
  * lists what was written and whether it is signed. */
 cap_code attestation_write(host *h, const char *dir, const signing_key *key, cap_code outcome,
                            const cap_error *why, json_t **report, cap_error *err);
+/* attestation_write to h->statement_dir, signed with h->statement_key or
+ * $CAPSULE_ATTEST_KEY, else unsigned and saying so on stderr, where the
+ * report goes too. */
+cap_code statements_write(host *h, cap_code outcome, const cap_error *why, cap_error *err);
 
 #endif

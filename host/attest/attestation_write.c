@@ -18,12 +18,19 @@
 #include "statement.h"
 #include "version.h"
 
-/* Writes name in dirfd (replacing a file of ours, never following a link). */
+/* Writes name in dirfd whole or not at all: a new file of its own, renamed
+ * over the old one, so that a reader (or serve restating the world) never
+ * meets half a statement, and a link at name is replaced, never followed. */
 static cap_code write_file(int dirfd, const char *name, const char *text, size_t len, cap_error *err) {
-  int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-  bool ok = fd >= 0 && so_write_all(fd, text, len);
+  char tmp[300];
+  snprintf(tmp, sizeof tmp, ".%s.%ld.tmp", name, (long)getpid());
+  int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  bool ok = fd >= 0 && so_write_all(fd, text, len) && fsync(fd) == 0;
+  int saved = errno;
   if (fd >= 0) close(fd);
-  return ok ? CAP_OK : cap_fail(err, CAP_E_INTERNAL, "cannot write %s: %s", name, strerror(errno));
+  if (ok && renameat(dirfd, tmp, dirfd, name) != 0) ok = false, saved = errno;
+  if (!ok && fd >= 0) unlinkat(dirfd, tmp, 0);
+  return ok ? CAP_OK : cap_fail(err, CAP_E_INTERNAL, "cannot write %s: %s", name, strerror(saved));
 }
 
 static cap_code write_json(int dirfd, const char *name, const json_t *v, cap_error *err) {
@@ -142,5 +149,22 @@ cap_code attestation_write(host *h, const char *dir, const signing_key *key, cap
     json_object_set_new(*report, "unsigned", json_string("no key was given (--key or " ATTEST_KEY_ENV
                                                           "): the statements are not signed"));
   }
+  return CAP_OK;
+}
+
+cap_code statements_write(host *h, cap_code outcome, const cap_error *why, cap_error *err) {
+  signing_key key;
+  bool have_key = false;
+  if (key_load_private(h->statement_key, &key, &have_key, err)) return err->code;
+  json_t *report = NULL;
+  cap_code rc = attestation_write(h, h->statement_dir, have_key ? &key : NULL, outcome, why, &report, err);
+  if (have_key) key_free(&key);
+  if (rc) return rc;
+  if (!have_key) fprintf(stderr, "capsule-host: statements in %s are NOT signed (no --key, no %s)\n",
+                         h->statement_dir, ATTEST_KEY_ENV);
+  char *text = json_dumps(report, JSON_COMPACT);
+  fprintf(stderr, "capsule-host: statements: %s\n", text ? text : "?");
+  free(text);
+  json_decref(report);
   return CAP_OK;
 }

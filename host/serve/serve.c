@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "safe_text.h"
+#include "attest/attestation.h"
 #include "attest/snapshot.h"
 #include "serve_private.h"
 #include "admit/staging.h"
@@ -137,6 +138,20 @@ static void start_snapshot_job(server *s) {
   s->snapshot_running = true;
 }
 
+/* With --statement, the world statement written at activation said the
+ * snapshot was building; it is written again saying what became of it
+ * (whole files, renamed into place). A failure is logged, not fatal: the
+ * cells are what they were, only their record is stale. */
+static void restate_the_world(host *h) {
+  cap_error err = {0};
+  if (!h->statement_dir) return;
+  if (statements_write(h, CAP_OK, NULL, &err))
+    fprintf(stderr, "capsule-host: the world was NOT restated after the snapshot: %s: %s\n",
+            cap_code_name(err.code), err.message);
+  else
+    fprintf(stderr, "capsule-host: world restated after the snapshot\n");
+}
+
 static void finish_snapshot_job(server *s) {
   supervisor_drain(&s->snapshot_job, supervisor_verdict_max(&s->h->cfg.limits));
   json_t *verdict = supervisor_verdict(&s->snapshot_job);
@@ -153,6 +168,7 @@ static void finish_snapshot_job(server *s) {
   else
     fprintf(stderr, "capsule-host: startup snapshot in use (%s)\n", s->h->snapshot.sha256);
   json_decref(verdict);
+  restate_the_world(s->h);
 }
 
 int serve_run(host *h) {
