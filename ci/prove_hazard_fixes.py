@@ -310,7 +310,12 @@ def main():
             tree = Path(tmp) / "mutant"
             if tree.exists():
                 shutil.rmtree(tree)
-            shutil.copytree(base, tree, ignore=shutil.ignore_patterns("build"))
+            # The base's build comes along (mtimes kept): make recompiles
+            # only the reverted file, newer than its object. The Makefile
+            # tracks no header dependencies, so a header revert starts clean.
+            shutil.copytree(base, tree, symlinks=True)
+            if not path.endswith(".c"):
+                shutil.rmtree(tree / "build")
             src = tree / path
             text = src.read_text()
             src.write_text(revert(text, old, new, fix, path))
