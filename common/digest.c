@@ -47,6 +47,8 @@ bool digest_stream_end(digest_stream *d, char *hex) {
   return ok;
 }
 
+void digest_stream_abandon(digest_stream *d) { EVP_MD_CTX_free((EVP_MD_CTX *)d); }
+
 bool digest_sha256_fd_hex(int fd, unsigned long long max_bytes, char *hex) {
   digest_stream *d = digest_stream_begin();
   bool ok = d != NULL;
@@ -62,9 +64,11 @@ bool digest_sha256_fd_hex(int fd, unsigned long long max_bytes, char *hex) {
     total += (unsigned long long)n;
     ok = total <= max_bytes && digest_stream_update(d, buf, (size_t)n);
   }
-  char scratch[SHA256_HEX_LEN + 1];
-  bool ended = digest_stream_end(d, ok ? hex : scratch); /* frees either way */
-  return ok && ended;
+  if (!ok) {
+    digest_stream_abandon(d);
+    return false;
+  }
+  return digest_stream_end(d, hex);
 }
 
 bool digest_random_hex(size_t nbytes, char *hex) {

@@ -19,6 +19,8 @@ typedef struct digest_stream digest_stream;
 digest_stream *digest_stream_begin(void);
 bool digest_stream_update(digest_stream *d, const void *data, size_t len);
 bool digest_stream_end(digest_stream *d, char *hex);
+/* Frees a stream whose digest is not wanted (NULL is fine). */
+void digest_stream_abandon(digest_stream *d);
 /* Fills hex with 2*nbytes lowercase hex digits of fresh randomness. */
 bool digest_random_hex(size_t nbytes, char *hex);
 /* True for exactly 64 lowercase hex digits. */

@@ -109,7 +109,7 @@ bundle_gunzip *bundle_gunzip_open(struct archive *a, int fd, const void *mem, si
   }
   /* 16 + MAX_WBITS: a gzip wrapper and nothing else (no zlib, no raw). */
   if (inflateInit2(&g->z, 16 + MAX_WBITS) != Z_OK) {
-    digest_stream_end(g->input_digest, (char[SHA256_HEX_LEN + 1]){0});
+    digest_stream_abandon(g->input_digest);
     free(g);
     cap_fail(err, CAP_E_INTERNAL, "zlib: inflateInit2 failed");
     return NULL;
@@ -142,6 +142,6 @@ cap_code bundle_gunzip_failure(const bundle_gunzip *g, cap_error *err) {
 void bundle_gunzip_free(bundle_gunzip *g) {
   if (!g) return;
   if (g->z_ready) inflateEnd(&g->z);
-  if (g->input_digest) digest_stream_end(g->input_digest, (char[SHA256_HEX_LEN + 1]){0});
+  digest_stream_abandon(g->input_digest);
   free(g);
 }
