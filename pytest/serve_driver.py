@@ -109,6 +109,23 @@ class Serve:
         self.stderr.close()
         return rc
 
+    def children(self):
+        """serve's direct children as (pid, state, argv[0] basename): its
+        supervisors (forks of capsule-host), adopted processes, zombies."""
+        kids = []
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                stat = open(f"/proc/{d}/stat").read()
+                cmd = open(f"/proc/{d}/cmdline", "rb").read().split(b"\0")[0]
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[1]) == self.p.pid:
+                kids.append((int(d), fields[0], os.path.basename(cmd).decode(errors="replace")))
+        return kids
+
     def rss_kib(self):
         for line in open(f"/proc/{self.p.pid}/status"):
             if line.startswith("VmRSS:"):

@@ -219,6 +219,39 @@ def test_load_200_calls_16_in_flight(lab):
     assert lab.leftovers() == [] and cell_processes() == []
 
 
+def test_serve_keeps_no_zombie_and_no_extra_child_per_call(lab):
+    """serve is a subreaper, so every cell's outer bwrap is re-parented to it
+    when its supervisor ends: each must be reaped as it exits (issue 32: one
+    zombie per call, 102 after 100 calls, before). After 100 sequential calls
+    and after a 50-call burst no child of serve is a zombie, and during the
+    burst no more supervisors live than maxConcurrentCalls plus warm cells."""
+    _, _, entry = lab.capsule(guest="echo")
+    config = lab.config([entry], maxConcurrentCalls=3, maxQueuedCalls=60, warmCellsPerCapsule=1)
+    s = Serve(lab, config)
+    s.initialize()
+    wait_for_log(s, "startup snapshot in use")  # its job is over: only calls and warm cells remain
+    for i in range(1, 101):
+        s.call(i, "corpus_echo", {"text": "x"})
+        while i not in s.responses:
+            s.recv()
+    time.sleep(0.5)
+    after_sequential = [k for k in s.children() if k[1] == "Z"]
+    most_supervisors = 0
+    for i in range(101, 151):
+        s.call(i, "corpus_echo", {"text": "x"})
+    while len(s.responses) < 151:  # 150 calls and the handshake
+        s.recv_or_none(0.02)
+        supervisors = [k for k in s.children() if k[2] == "capsule-host" and k[1] != "Z"]
+        most_supervisors = max(most_supervisors, len(supervisors))
+    time.sleep(0.5)
+    after_burst = [k for k in s.children() if k[1] == "Z"]
+    assert after_sequential == [] and after_burst == [], (after_sequential, after_burst)
+    assert 1 <= most_supervisors <= 3 + 1, most_supervisors
+    assert all("result" in s.responses[i] and not s.responses[i]["result"]["isError"] for i in range(1, 151))
+    assert s.close() == 0
+    assert lab.leftovers() == [] and cell_processes() == []
+
+
 def wait_for_log(s, needle, timeout=30):
     deadline = time.monotonic() + timeout
     while needle not in s.stderr_path.read_text():

@@ -118,6 +118,33 @@ static void join_orphans(long long grace_ms) {
   }
 }
 
+/* A child serve tracks (a call's or warm cell's supervisor, the snapshot
+ * job) is joined by its own finish, which waits for it by pid. */
+static bool tracked_child(const server *s, pid_t pid) {
+  for (size_t i = 0; i < s->running; i++)
+    if (s->slots[i].sup.pid == pid) return true;
+  for (size_t i = 0; i < s->warm_count; i++)
+    if (s->warm[i].sup.pid == pid) return true;
+  return s->snapshot_running && s->snapshot_job.pid == pid;
+}
+
+/* As a subreaper (join_orphans), serve adopts every cell's outer bwrap,
+ * which outlives its supervisor by a moment. Each is reaped as it exits
+ * (SIGCHLD wakes the loop), so a serve that runs for days keeps no zombie,
+ * and no pid, per call. A tracked child is never reaped here: its status
+ * is its finish's, and its pid must not be reused before that finish. The
+ * peek stops at the first tracked zombie; its pidfd is readable, so the
+ * next round finishes it and reaps what lies behind it. */
+static void reap_adopted(const server *s) {
+  for (;;) {
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0) return;
+    if (tracked_child(s, si.si_pid)) return;
+    if (waitpid(si.si_pid, NULL, WNOHANG) != si.si_pid) return;
+  }
+}
+
 static const call_runner supervisor_runner = {supervisor_start, supervisor_cancel,
                                               supervisor_start_warm, supervisor_start_snapshot};
 
@@ -184,6 +211,7 @@ int serve_run(host *h) {
   sigaddset(&mask, SIGTERM);
   sigaddset(&mask, SIGINT);
   sigaddset(&mask, SIGHUP);
+  sigaddset(&mask, SIGCHLD); /* reap_adopted */
   sigprocmask(SIG_BLOCK, &mask, NULL);
   int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (!s.line || sfd < 0) return 1;
@@ -228,7 +256,8 @@ int serve_run(host *h) {
     }
     if (p[1].revents) {
       struct signalfd_siginfo si;
-      while (read(sfd, &si, sizeof si) == sizeof si) s.shutting_down = true;
+      while (read(sfd, &si, sizeof si) == sizeof si)
+        if (si.ssi_signo != SIGCHLD) s.shutting_down = true;
     }
     if (snap_p[0].revents) supervisor_read(&s.snapshot_job, supervisor_verdict_max(&h->cfg.limits));
     if (snap_p[1].revents) finish_snapshot_job(&s);
@@ -244,6 +273,7 @@ int serve_run(host *h) {
         scheduler_finish(&s, i);
       }
     }
+    reap_adopted(&s);
     if (p[0].revents) read_stdin(&s);
     free(p);
   }
