@@ -248,6 +248,13 @@ REVERTS = [
     ("serve restates the world once its startup snapshot is decided", "host/serve/serve.c",
      "  restate_the_world(s->h);\n", "  (void)restate_the_world;\n",
      ["pytest/test_attestations.py::test_serve_restates_the_world_when_its_snapshot_is_adopted"]),
+    ("a bundle's verificationMaterial is checked or refused (issue 36.1)", "host/attest/dsse.c",
+     '  if (read_material(json_object_get(b, "verificationMaterial"), &hint, err)) return err->code;\n',
+     '  (void)read_material;\n  hint = json_string_value(json_object_get(json_object_get(json_object_get(b, '
+     '"verificationMaterial"), "publicKey"), "hint"));\n  if (!hint) hint = "";\n',
+     ["verify/bundle-public-key-unknown-field", "verify/bundle-public-key-not-an-object",
+      "verify/bundle-tlog-entry-unchecked",
+      "verify/bundle-timestamp-data-junk", "verify/bundle-timestamp-unchecked"]),
     ("past the parse budget jansson gets memory and its reader stops the parse", "common/strict_json.c",
      "      budget.exceeded = true;\n      budget.left = 0;\n", "      budget.exceeded = true;\n      return NULL;\n",
      ["pytest/test_fuzz_regressions.py::test_seeds_and_regressions_replay_clean[cell_reports]"]),

@@ -136,6 +136,33 @@ def main():
     case("predicate-version-unknown", "A signed statement of a predicate version this host does not state.",
          json.dumps(envelope(statement(predicateType="https://slsa.dev/verification_summary/v2"))),
          "PREDICATE_UNSUPPORTED")
+    # A Sigstore bundle's verificationMaterial: this host checks a key hint
+    # and nothing else, so anything else there is refused, never accepted
+    # unread (issue 36.1).
+    def bundle(**material):
+        vm = {"publicKey": {"hint": KEYID}, "tlogEntries": [],
+              "timestampVerificationData": {"rfc3161Timestamps": []}}
+        vm.update(material)
+        return json.dumps({"mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
+                           "verificationMaterial": vm, "dsseEnvelope": good})
+    case("bundle-valid-verifies", "The same signed summary in the Sigstore bundle form this host writes "
+         "verifies (the control for the bundle refusals).", bundle(), None)
+    case("bundle-public-key-unknown-field", "A bundle whose publicKey carries a field besides the hint.",
+         bundle(publicKey={"hint": KEYID, "rawBytes": "AAAA"}), "ENVELOPE_INVALID", contains=["unknown field"])
+    case("bundle-public-key-not-an-object", "A bundle whose publicKey is a number.",
+         bundle(publicKey=42), "ENVELOPE_INVALID", contains=["publicKey must be a JSON object"])
+    case("bundle-public-key-without-hint", "A bundle whose publicKey names no key.",
+         bundle(publicKey={}), "ENVELOPE_INVALID", contains=["hint"])
+    case("bundle-hint-not-a-string", "A bundle whose key hint is a number.",
+         bundle(publicKey={"hint": 12345}), "ENVELOPE_INVALID", contains=["hint"])
+    case("bundle-tlog-entry-unchecked", "A bundle that claims a transparency-log entry, which this host "
+         "cannot check.", bundle(tlogEntries=[{"logIndex": "1", "kindVersion": {"kind": "dsse"}}]),
+         "ENVELOPE_INVALID", contains=["transparency-log"])
+    case("bundle-timestamp-data-junk", "A bundle whose timestampVerificationData is a string.",
+         bundle(timestampVerificationData="junk"), "ENVELOPE_INVALID", contains=["timestampVerificationData"])
+    case("bundle-timestamp-unchecked", "A bundle that claims an RFC 3161 timestamp, which this host cannot "
+         "check.", bundle(timestampVerificationData={"rfc3161Timestamps": [{"signedTimestamp": "AAAA"}]}),
+         "ENVELOPE_INVALID", contains=["timestamps"])
     case("key-not-a-key", "The public key file holds no key.", text, "KEY_INVALID", key="not a key\n")
 
 

@@ -127,23 +127,50 @@ static cap_code read_envelope(const json_t *e, dsse_parsed *out, cap_error *err)
   return CAP_OK;
 }
 
+/* What a bundle carries besides the envelope is either checked or refused:
+ * this host checks a signature with the key it is given, so it reads a
+ * key hint and nothing else. A transparency-log entry or a timestamp would
+ * be a claim (logged, or signed at that time) that nothing here checks:
+ * refused, never accepted unread. */
+static cap_code read_material(const json_t *vm, const char **hint, cap_error *err) {
+  static const char *const vm_keys[] = {"publicKey", "tlogEntries", "timestampVerificationData", NULL};
+  static const char *const vm_required[] = {"publicKey", NULL};
+  static const char *const pk_keys[] = {"hint", NULL};
+  static const char *const ts_keys[] = {"rfc3161Timestamps", NULL};
+  if (!sj_keys(vm, vm_keys, vm_required, CAP_E_ENVELOPE_INVALID, "verificationMaterial", err) ||
+      !sj_keys(json_object_get(vm, "publicKey"), pk_keys, pk_keys, CAP_E_ENVELOPE_INVALID,
+               "verificationMaterial.publicKey", err) ||
+      !sj_string(json_object_get(vm, "publicKey"), "hint", hint, CAP_E_ENVELOPE_INVALID,
+                 "verificationMaterial.publicKey", err))
+    return err->code;
+  const json_t *tlog = json_object_get(vm, "tlogEntries");
+  if (tlog && (!json_is_array(tlog) || json_array_size(tlog) != 0))
+    return invalid(err, "the bundle carries transparency-log entries, which this host does not check "
+                        "(it verifies with a key only): refused, not accepted unread");
+  const json_t *ts = json_object_get(vm, "timestampVerificationData");
+  if (ts && !sj_keys(ts, ts_keys, NULL, CAP_E_ENVELOPE_INVALID,
+                     "verificationMaterial.timestampVerificationData", err))
+    return err->code;
+  const json_t *stamps = json_object_get(ts, "rfc3161Timestamps");
+  if (stamps && (!json_is_array(stamps) || json_array_size(stamps) != 0))
+    return invalid(err, "the bundle carries timestamps, which this host does not check (the signing "
+                        "time is the signer's word): refused, not accepted unread");
+  return CAP_OK;
+}
+
 /* The bundle around it: exactly the shape this host writes. */
 static cap_code read_bundle(const json_t *b, dsse_parsed *out, cap_error *err) {
   static const char *const keys[] = {"mediaType", "verificationMaterial", "dsseEnvelope", NULL};
-  static const char *const vm_keys[] = {"publicKey", "tlogEntries", "timestampVerificationData", NULL};
-  static const char *const vm_required[] = {"publicKey", NULL};
   if (!sj_keys(b, keys, keys, CAP_E_ENVELOPE_INVALID, "Sigstore bundle", err)) return err->code;
   const char *media = json_string_value(json_object_get(b, "mediaType"));
   if (!media || strcmp(media, SIGSTORE_BUNDLE_MEDIA_TYPE) != 0)
     return invalid(err, "the bundle's mediaType is not " SIGSTORE_BUNDLE_MEDIA_TYPE);
-  const json_t *vm = json_object_get(b, "verificationMaterial");
-  if (!sj_keys(vm, vm_keys, vm_required, CAP_E_ENVELOPE_INVALID, "verificationMaterial", err))
-    return err->code;
+  const char *hint = NULL;
+  if (read_material(json_object_get(b, "verificationMaterial"), &hint, err)) return err->code;
   cap_code rc = read_envelope(json_object_get(b, "dsseEnvelope"), out, err);
-  const char *hint = json_string_value(json_object_get(json_object_get(vm, "publicKey"), "hint"));
-  if (!rc && hint && out->keyid[0] && strcmp(hint, out->keyid) != 0)
+  if (!rc && out->keyid[0] && strcmp(hint, out->keyid) != 0)
     rc = invalid(err, "the bundle's key hint and the signature's keyid differ");
-  if (!rc && hint && !out->keyid[0] && strlen(hint) < sizeof out->keyid)
+  if (!rc && !out->keyid[0] && strlen(hint) < sizeof out->keyid)
     snprintf(out->keyid, sizeof out->keyid, "%s", hint);
   return rc;
 }
