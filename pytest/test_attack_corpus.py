@@ -226,17 +226,34 @@ def node_copy(lab, name):
 def prepare_attestation(lab, setup):
     """`attestation`: a key pair at $TMP/attest.{key,pub} (keyMode: the
     private key's mode), then (attest) the world's signed statements in
-    $TMP/att, with a copy of node first on PATH when nodeBefore; returns the
-    environment of the case's own run (nodeAfter: another copy first)."""
+    $TMP/att, with a copy of node first on PATH when nodeBefore, and with
+    `--config $TMP/<attestConfig>` when given; hostCopy: the trusted
+    binaries copied to $TMP/hostbin, which attest and the case both run,
+    and replaceAfter names one of them changed (a byte appended) between
+    the two. Returns the environment of the case's own run (nodeAfter:
+    another copy first) and the binary it runs (None: the build's)."""
     res = lab.run("keygen", "--out", lab.tmp / "attest")
     assert res.rc == 0, res
     if "keyMode" in setup:
         os.chmod(lab.tmp / "attest.key", int(setup["keyMode"], 8))
+    binary = None
+    if setup.get("hostCopy"):
+        bindir = lab.tmp / "hostbin"
+        bindir.mkdir()
+        for name in ("capsule-host", "capsule-launcher", "capsule-probe"):
+            shutil.copy2(BIN / name, bindir / name)
+        binary = bindir / "capsule-host"
     if setup.get("attest"):
         env = {"PATH": f"{node_copy(lab, 'node-before')}:{os.environ['PATH']}"} if setup.get("nodeBefore") else {}
-        res = lab.run("attest", "--statement", lab.tmp / "att", "--key", lab.tmp / "attest.key", env=env)
+        config = ["--config", lab.tmp / setup["attestConfig"]] if "attestConfig" in setup else []
+        res = lab.run("attest", *config, "--statement", lab.tmp / "att", "--key", lab.tmp / "attest.key",
+                      env=env, binary=binary)
         assert res.rc == 0, res
-    return {"PATH": f"{node_copy(lab, 'node-after')}:{os.environ['PATH']}"} if setup.get("nodeAfter") else {}
+    if "replaceAfter" in setup:
+        with open(lab.tmp / "hostbin" / setup["replaceAfter"], "ab") as f:
+            f.write(b"\0")
+    env = {"PATH": f"{node_copy(lab, 'node-after')}:{os.environ['PATH']}"} if setup.get("nodeAfter") else {}
+    return env, binary
 
 
 @pytest.mark.parametrize("path", CASES, ids=[case_id(p) for p in CASES])
@@ -298,14 +315,17 @@ def test_case(path, lab):
     if "argv" in case:
         args = [a.replace("$CONFIG", str(config)) for a in lab.subst(case["argv"], root, ws)]
     env = lab.subst(case.get("env", {}), root, ws)
+    binary = None
     if "attestation" in case:
-        env.update(prepare_attestation(lab, case["attestation"]))
+        attested_env, binary = prepare_attestation(lab, case["attestation"])
+        env.update(attested_env)
     if "fakeNode" in case:
         env["PATH"] = f"{fake_node(lab, case['fakeNode'])}:{os.environ['PATH']}"
     if command == "call":
         args += [case.get("tool", "corpus_echo"), "--input",
                  json.dumps(lab.subst(case.get("input", {}), root, ws))]
-    binary = host_with_fake_probe(lab, case["fakeProbe"]) if "fakeProbe" in case else None
+    if "fakeProbe" in case:
+        binary = host_with_fake_probe(lab, case["fakeProbe"])
     res = lab.run(*args, env=env, binary=binary, timeout=case.get("timeout", 120))
     expect = case["expect"]
     if "code" in expect:

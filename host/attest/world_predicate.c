@@ -40,9 +40,12 @@ cap_code world_predicate(const host *h, json_t **predicate, cap_error *err) {
   *predicate = NULL;
   const json_t *r = h->attestation;
   if (!r) return cap_fail(err, CAP_E_INTERNAL, "the world is not attested yet");
-  char self[65], node[65], bwrap[65], so[65];
+  char self[65], node[65], bwrap[65], so[65], launcher[65], probe[65];
+  /* capsule-launcher and capsule-probe run in every cell's start: trusted
+   * code beside capsule-host, pinned like it. */
   if (host_binary_digest(self, err) || file_digest(h->node.executable.path, node, err) ||
-      file_digest(h->bwrap.path, bwrap, err))
+      file_digest(h->bwrap.path, bwrap, err) || file_digest(h->launcher, launcher, err) ||
+      file_digest(h->probe, probe, err))
     return err->code;
   json_t *objects = json_array();
   for (size_t i = 0; i < h->node.object_count; i++) {
@@ -56,9 +59,10 @@ cap_code world_predicate(const host *h, json_t **predicate, cap_error *err) {
   }
   const json_t *host_view = json_object_get(r, "host"), *cell = json_object_get(r, "cell");
   *predicate = json_pack(
-      "{s:{s:s,s:s},s:{s:s,s:s,s:s,s:o},s:o,s:{s:O,s:O},s:O,s:O,s:O,s:O,s:O,"
+      "{s:{s:s,s:s,s:s,s:s},s:{s:s,s:s,s:s,s:o},s:o,s:{s:O,s:O},s:O,s:O,s:O,s:O,s:O,"
       "s:{s:{s:O,s:O,s:O,s:O},s:{s:o,s:o},s:O,s:O,s:O}}",
-      "capsuleHost", "version", CAPSULE_VERSION, "sha256", self,
+      "capsuleHost", "version", CAPSULE_VERSION, "sha256", self, "launcherSha256", launcher,
+      "probeSha256", probe,
       "node", "version", h->node_version, "path", h->node.executable.path, "sha256", node,
       "sharedObjects", objects,
       "bwrap", pinned_file(h->bwrap.path, bwrap),

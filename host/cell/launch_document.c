@@ -96,7 +96,7 @@ char *host_launch_doc(const host *h, const staged_file *guest, const loaded_caps
 
 json_t *host_ceilings_report(const host_limits *lim, long long node_reserved_data_mb) {
   ld_ceilings c = cell_ceilings(lim, node_reserved_data_mb);
-  return json_pack(
+  json_t *r = json_pack(
       "{s:{s:I,s:s,s:I},s:{s:I,s:s},s:{s:I,s:s},s:{s:I,s:s},s:{s:i,s:s},s:{s:n,s:s},s:{s:b,s:s}}",
       "memoryBytes", "limit", (json_int_t)c.memory_bytes, "mechanism",
       "RLIMIT_DATA per process (heap, off-heap buffers, wasm memory, thread stacks)",
@@ -109,4 +109,13 @@ json_t *host_ceilings_report(const host_limits *lim, long long node_reserved_dat
       "threads", "limit", "mechanism", "no count; each thread stack is counted by RLIMIT_DATA",
       "cgroup", "used", 0, "mechanism",
       "none: no cgroup is created, joined or modified (see THREAT_MODEL, Not claimed)");
+  /* Every ceiling a cell gets is stated, so that changing any is drift. */
+  if (r) {
+    json_object_set_new(r, "heapBytes", json_pack("{s:I,s:s}", "limit",
+                                                  (json_int_t)(lim->max_old_space_size_mb << 20),
+                                                  "mechanism", "V8 --max-old-space-size"));
+    json_object_set_new(r, "tmpfsBytes", json_pack("{s:I,s:s}", "limit", (json_int_t)lim->tmpfs_bytes,
+                                                   "mechanism", "bwrap --size of the cell's /tmp tmpfs"));
+  }
+  return r;
 }
