@@ -176,6 +176,46 @@ def test_a_failed_activation_states_a_failed_summary_with_its_code(lab, sigstore
     assert sigstore(next(out.glob("vsa-*.sigstore.json")), pub) == {"ok": True}
 
 
+def test_an_encrypted_key_is_refused_without_a_prompt_even_on_a_terminal(lab):
+    """With a controlling terminal, OpenSSL's default asks for the passphrase
+    there and waits forever (issue 36.6): attest must instead refuse the key
+    at once, print no prompt, and write nothing."""
+    import pty
+    import select
+    import time
+    key = lab.tmp / "encrypted.key"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-aes-256-cbc", "-pass", "pass:x",
+                    "-out", str(key)], check=True, capture_output=True)
+    key.chmod(0o600)
+    out = lab.tmp / "statements"
+    from capsule_lab import BIN
+    pid, fd = pty.fork()
+    if pid == 0:  # the child's controlling terminal is the pty
+        os.execve(str(BIN / "capsule-host"), ["capsule-host", "attest", "--statement", str(out),
+                                              "--key", str(key)],
+                  {"PATH": os.environ["PATH"], "TMPDIR": str(lab.stage)})
+    text, deadline = b"", time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if select.select([fd], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            text += chunk
+        elif os.waitpid(pid, os.WNOHANG)[0]:
+            break
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        raise AssertionError(f"capsule-host waited on the terminal: {text!r}")
+    os.close(fd)
+    assert b"KEY_INVALID" in text and b"is encrypted" in text, text
+    assert b"pass phrase" not in text.lower() and b"passphrase:" not in text.lower(), text
+    assert not out.exists() and lab.leftovers() == []
+
+
 def test_an_envelope_past_the_size_bound_is_refused_unread(lab):
     _, pub, _ = keygen(lab)
     huge = lab.tmp / "huge.json"

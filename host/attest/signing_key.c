@@ -118,17 +118,34 @@ static cap_code read_key_file(const char *path, bool private_key, char **text, c
   return CAP_OK;
 }
 
-static EVP_PKEY *pem_key(const char *text, bool private_key) {
+/* OpenSSL's default for an encrypted key is to prompt on the controlling
+ * terminal, with no deadline: a host never does. Asked for a passphrase,
+ * this notes that the key is encrypted and gives none. */
+static int refuse_passphrase(char *buf, int size, int rwflag, void *asked) {
+  (void)buf, (void)size, (void)rwflag;
+  *(bool *)asked = true;
+  return -1;
+}
+
+static EVP_PKEY *pem_key(const char *text, bool private_key, bool *encrypted) {
   BIO *b = BIO_new_mem_buf(text, -1);
-  EVP_PKEY *k = !b ? NULL : private_key ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL)
-                                        : PEM_read_bio_PUBKEY(b, NULL, NULL, NULL);
+  *encrypted = false;
+  EVP_PKEY *k = !b ? NULL : private_key ? PEM_read_bio_PrivateKey(b, NULL, refuse_passphrase, encrypted)
+                                        : PEM_read_bio_PUBKEY(b, NULL, refuse_passphrase, encrypted);
   BIO_free(b);
   return k;
 }
 
 /* The key read from source (NULL: it held none) becomes key, or is freed. */
-static cap_code adopt(signing_key *key, EVP_PKEY *pkey, bool has_private, const char *source,
-                      cap_error *err) {
+static cap_code adopt(signing_key *key, EVP_PKEY *pkey, bool encrypted, bool has_private,
+                      const char *source, cap_error *err) {
+  if (encrypted) {
+    EVP_PKEY_free(pkey);
+    return cap_fail(err, CAP_E_KEY_INVALID, "%s is encrypted: capsule-host never asks for a passphrase "
+                    "(a prompt would block a gate, or sign with whatever was typed ahead); keep the key "
+                    "in a secret store and give it unencrypted, 0600 (openssl pkey -in K -out K.plain)",
+                    source);
+  }
   if (!pkey)
     return cap_fail(err, CAP_E_KEY_INVALID, "%s holds no PEM %s key", source,
                     has_private ? "private" : "public");
@@ -153,24 +170,28 @@ cap_code key_load_private(const char *path, signing_key *key, bool *found, cap_e
     return CAP_OK;
   }
   *found = true;
-  EVP_PKEY *pkey = text ? pem_key(text, true) : NULL;
+  bool encrypted = false;
+  EVP_PKEY *pkey = text ? pem_key(text, true, &encrypted) : NULL;
   if (text) OPENSSL_cleanse(text, strlen(text));
   free(text);
-  return adopt(key, pkey, true, path ? path : ATTEST_KEY_ENV, err);
+  return adopt(key, pkey, encrypted, true, path ? path : ATTEST_KEY_ENV, err);
 }
 
 cap_code key_from_public_pem(const char *pem, signing_key *key, cap_error *err) {
   memset(key, 0, sizeof *key);
-  return adopt(key, pem_key(pem, false), false, "the PEM text", err);
+  bool encrypted = false;
+  EVP_PKEY *pkey = pem_key(pem, false, &encrypted);
+  return adopt(key, pkey, encrypted, false, "the PEM text", err);
 }
 
 cap_code key_load_public(const char *path, signing_key *key, cap_error *err) {
   memset(key, 0, sizeof *key);
   char *text = NULL;
   if (read_key_file(path, false, &text, err)) return err->code;
-  EVP_PKEY *pkey = pem_key(text, false);
+  bool encrypted = false;
+  EVP_PKEY *pkey = pem_key(text, false, &encrypted);
   free(text);
-  return adopt(key, pkey, false, path, err);
+  return adopt(key, pkey, encrypted, false, path, err);
 }
 
 cap_code key_sign(const signing_key *key, const unsigned char *msg, size_t len, unsigned char **sig,
