@@ -79,7 +79,8 @@
   X(STATEMENT_INVALID)                                                         \
   X(PREDICATE_UNSUPPORTED)                                                     \
   X(SUBJECT_MISMATCH)                                                          \
-  X(WORLD_DRIFT)
+  X(WORLD_DRIFT)                                                               \
+  X(STATEMENT_DIR_INVALID)
 
 typedef enum {
   CAP_OK = 0,

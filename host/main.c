@@ -223,6 +223,7 @@ int main(int argc, char **argv) {
   if (host_open(&h, config, &err)) goto out;
   h.statement_dir = statements;
   h.statement_key = key_path;
+  if (statements && statements_preflight(&h, &err)) goto out;
   if (is_doctor) {
     status = doctor_run(&h);
   } else if (is_attest && !(statements && config)) {

@@ -216,6 +216,37 @@ def test_an_encrypted_key_is_refused_without_a_prompt_even_on_a_terminal(lab):
     assert not out.exists() and lab.leftovers() == []
 
 
+@pytest.mark.parametrize("bad_id", ["x/../../escaped", "id\nwith\x1b[31mescape", ".hidden"])
+def test_a_refused_manifest_id_never_names_a_file(lab, sigstore, bad_id):
+    """A manifest id the host refuses (MANIFEST_INVALID) was used as the
+    summary's file name: `x/../../escaped` wrote escaped.* outside DIR
+    (issue 36.4). The summary is named from validated data (the policy's
+    capsuleId), stays inside DIR and still states the failure, with only
+    subjects whose digests were read."""
+    key, pub, _ = keygen(lab)
+    root, _, entry = lab.capsule(guest="echo")
+    manifest = json.loads((root / "capsule.json").read_text())
+    policy_id = entry["policy"]["capsuleId"]
+    manifest["id"] = bad_id
+    (root / "capsule.json").write_text(json.dumps(manifest))
+    out = lab.tmp / "a" / "b" / "statements"
+    out.parent.mkdir(parents=True)
+    config = lab.config([entry])
+    before = {p for p in lab.tmp.rglob("*")}
+    res = lab.run("attest", "--config", config, "--statement", out, "--key", key)
+    assert res.rc == 1 and res.json["error"]["code"] == "MANIFEST_INVALID", res
+    new = {p for p in lab.tmp.rglob("*")} - before
+    assert all(p == out or p.parent == out for p in new), sorted(map(str, new))
+    assert sorted(p.name for p in out.iterdir()) == [f"vsa-{policy_id}.{k}.json" for k in ("dsse", "intoto", "sigstore")]
+    statement = json.loads((out / f"vsa-{policy_id}.intoto.json").read_text())
+    assert statement["predicate"]["verificationResult"] == "FAILED"
+    # The id was refused before integrity was read: the manifest's bytes are
+    # the one subject whose digest is known.
+    assert statement["subject"] == [{"name": f"{policy_id}/capsule.json", "digest": {
+        "sha256": __import__("hashlib").sha256((root / "capsule.json").read_bytes()).hexdigest()}}]
+    assert sigstore(out / f"vsa-{policy_id}.sigstore.json", pub) == {"ok": True}
+
+
 def test_an_envelope_past_the_size_bound_is_refused_unread(lab):
     _, pub, _ = keygen(lab)
     huge = lab.tmp / "huge.json"

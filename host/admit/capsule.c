@@ -77,7 +77,7 @@ static cap_code load_from_bundle(const capsule_config *cfg, const host_limits *l
   bundle_contents b;
   char hex[SHA256_HEX_LEN + 1];
   cap_code rc = capsule_admit_bundle(cfg->bundle, cfg, lim, &out->m, &b, hex, err);
-  if (!rc) digest_sha256_hex(b.manifest, b.manifest_len, out->manifest_sha256);
+  if (b.manifest) digest_sha256_hex(b.manifest, b.manifest_len, out->manifest_sha256);
   /* An attestation names the bundle by the bytes this admission read. */
   if (!rc) memcpy(out->bundle_sha256, b.sha256, sizeof b.sha256);
   if (!rc) rc = stage_artifact(cfg, stg, index, b.other, b.other_len, out, err);
@@ -105,8 +105,10 @@ cap_code capsule_read_root(const capsule_config *cfg, const host_limits *lim, bo
              cfg->manifest, rc == SO_READ_TOO_LARGE ? "larger than maxManifestBytes" : strerror(errno));
     goto fail;
   }
-  if (parse_manifest(cfg, lim, text, len, police, out, err)) goto fail;
+  /* Known before the parse, so that a summary of a refused manifest can
+   * name the bytes it refused. */
   digest_sha256_hex(text, len, out->manifest_sha256);
+  if (parse_manifest(cfg, lim, text, len, police, out, err)) goto fail;
   fd = open_regular(root, out->m.entry, &st, CAP_E_ENTRY_OPEN, "entry", err);
   if (fd < 0) goto fail;
   /* Read once; the bytes hashed are the bytes staged: no second read. */

@@ -22,7 +22,7 @@ typedef struct loaded_capsule {
   staged_file guest;
   workspace_grants workspace;
   json_t *descriptor; /* describe.result as admitted at activation */
-  char manifest_sha256[65]; /* of the manifest bytes admitted */
+  char manifest_sha256[65]; /* of the manifest bytes read ("" if none were) */
   char bundle_sha256[65];   /* of the bundle file as read at admission; "" for a root */
 } loaded_capsule;
 

@@ -21,13 +21,20 @@ typedef struct signing_key signing_key;
  * cell's world) and what it observed besides ("observed": identities by
  * inode, namespaces, the snapshot's state). */
 cap_code world_predicate(const host *h, json_t **predicate, cap_error *err);
-/* A capsule's subjects: its artifact, its manifest, its bundle if any. */
+/* A capsule's subjects: its artifact, its manifest, its bundle if any
+ * (each whose digest is known), named under its manifest id, or under id. */
 void capsule_subjects(const loaded_capsule *cap, json_t *subjects);
+void capsule_subjects_as(const loaded_capsule *cap, const char *id, json_t *subjects);
 /* Every admitted capsule's subjects, or (no capsule) capsule-host itself. */
 cap_code world_subjects(const host *h, json_t **subjects, cap_error *err);
 /* SHA-256 of the running capsule-host binary. */
 cap_code host_binary_digest(char hex[65], cap_error *err);
 
+/* Before activation, so that nothing is activated whose statements cannot
+ * be written: the key (if any) is usable (else KEY_INVALID), and --statement
+ * DIR is a directory (created 0755 if missing) not reached through a
+ * symbolic link (else STATEMENT_DIR_INVALID). */
+cap_code statements_preflight(const host *h, cap_error *err);
 /* Writes to dir world.intoto.json and vsa-<capsule id>.intoto.json (the
  * statements), and with a key each one's .dsse.json (envelope) and
  * .sigstore.json (bundle). outcome is activation's: CAP_OK gives PASSED

@@ -9,6 +9,7 @@
 
 #include "admit/capsule.h"
 #include "admit/config.h"
+#include "admit/names.h"
 #include "attestation.h"
 #include "digest.h"
 #include "dsse.h"
@@ -30,7 +31,8 @@ static cap_code write_file(int dirfd, const char *name, const char *text, size_t
   if (fd >= 0) close(fd);
   if (ok && renameat(dirfd, tmp, dirfd, name) != 0) ok = false, saved = errno;
   if (!ok && fd >= 0) unlinkat(dirfd, tmp, 0);
-  return ok ? CAP_OK : cap_fail(err, CAP_E_INTERNAL, "cannot write %s: %s", name, strerror(saved));
+  return ok ? CAP_OK : cap_fail(err, CAP_E_STATEMENT_DIR_INVALID, "cannot write %s in the statement "
+                                "directory: %s", name, strerror(saved));
 }
 
 static cap_code write_json(int dirfd, const char *name, const json_t *v, cap_error *err) {
@@ -104,13 +106,45 @@ static json_t *vsa_predicate(const host *h, const loaded_capsule *cap, const cha
   return p;
 }
 
+/* The statement directory, created if missing, never through a link. */
+static int open_statement_dir(const char *dir, cap_error *err) {
+  if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    cap_fail(err, CAP_E_STATEMENT_DIR_INVALID, "--statement %s cannot be created: %s", dir, strerror(errno));
+    return -1;
+  }
+  int dirfd = so_open(AT_FDCWD, dir, O_PATH | O_DIRECTORY);
+  if (dirfd < 0)
+    cap_fail(err, CAP_E_STATEMENT_DIR_INVALID, "--statement %s %s: name a directory of its own", dir,
+             errno == ENOTDIR ? "is not a directory" : so_open_errno_text(errno));
+  return dirfd;
+}
+
+cap_code statements_preflight(const host *h, cap_error *err) {
+  signing_key key;
+  bool have_key = false;
+  if (key_load_private(h->statement_key, &key, &have_key, err)) return err->code;
+  if (have_key) key_free(&key);
+  int dirfd = open_statement_dir(h->statement_dir, err);
+  if (dirfd < 0) return err->code;
+  close(dirfd);
+  return CAP_OK;
+}
+
+/* A summary's name comes from validated data only, never from bytes that
+ * were refused: the manifest id once it is a valid id, else the policy's
+ * capsuleId if it is one, else the capsule's place in the config. */
+static void summary_id(const loaded_capsule *cap, size_t index, char *out, size_t size) {
+  if (cap->m.id && names_is_id(cap->m.id)) snprintf(out, size, "%s", cap->m.id);
+  else if (cap->cfg && cap->cfg->capsule_id && names_is_id(cap->cfg->capsule_id))
+    snprintf(out, size, "%s", cap->cfg->capsule_id);
+  else snprintf(out, size, "capsules-%zu", index);
+}
+
 cap_code attestation_write(host *h, const char *dir, const signing_key *key, cap_code outcome,
                            const cap_error *why, json_t **report, cap_error *err) {
   *report = NULL;
-  if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-    return cap_fail(err, CAP_E_INTERNAL, "cannot create %s: %s", dir, strerror(errno));
-  int dirfd = so_open(AT_FDCWD, dir, O_PATH | O_DIRECTORY);
-  if (dirfd < 0) return cap_fail(err, CAP_E_INTERNAL, "%s: %s", dir, so_open_errno_text(errno));
+  int dirfd = open_statement_dir(dir, err);
+  if (dirfd < 0) return err->code;
   json_t *files = json_array();
   char self[65], world_hex[65] = "";
   cap_code rc = host_binary_digest(self, err);
@@ -126,12 +160,16 @@ cap_code attestation_write(host *h, const char *dir, const signing_key *key, cap
   /* A verification summary per capsule whose manifest could be read. */
   for (size_t i = 0; !rc && i < h->cap_count; i++) {
     const loaded_capsule *cap = &h->caps[i];
-    if (!cap->m.json || !cap->m.id) continue;
+    char id[160], stem[200], hex[65];
+    summary_id(cap, i, id, sizeof id);
     json_t *subjects = json_array();
-    capsule_subjects(cap, subjects);
+    capsule_subjects_as(cap, id, subjects);
+    if (json_array_size(subjects) == 0) { /* nothing was read to name */
+      json_decref(subjects);
+      continue;
+    }
     json_t *p = vsa_predicate(h, cap, self, world_hex, outcome, why);
-    char stem[200], hex[65];
-    snprintf(stem, sizeof stem, "vsa-%s", cap->m.id);
+    snprintf(stem, sizeof stem, "vsa-%s", id);
     rc = p ? state(dirfd, stem, statement_new(subjects, VSA_PREDICATE_TYPE, p), key, files, hex, err)
            : cap_fail(err, CAP_E_INTERNAL, "the verification summary cannot be built");
     if (!p) json_decref(subjects);

@@ -83,19 +83,29 @@ cap_code world_predicate(const host *h, json_t **predicate, cap_error *err) {
   return CAP_OK;
 }
 
-void capsule_subjects(const loaded_capsule *cap, json_t *subjects) {
+void capsule_subjects_as(const loaded_capsule *cap, const char *id, json_t *subjects) {
   char name[4400];
-  snprintf(name, sizeof name, "%s/%s", cap->m.id, cap->m.entry);
-  json_array_append_new(subjects, json_pack("{s:s,s:{s:s}}", "name", name, "digest", "sha256", cap->m.sha256));
-  snprintf(name, sizeof name, "%s/capsule.json", cap->m.id);
-  json_array_append_new(subjects, json_pack("{s:s,s:{s:s}}", "name", name, "digest", "sha256",
-                                            cap->manifest_sha256));
+  /* Only digests that are known: a manifest refused before its integrity
+   * field was read pins no artifact digest. */
+  if (cap->m.entry && cap->m.sha256 && digest_is_sha256_hex(cap->m.sha256) && so_is_plain_relative(cap->m.entry)) {
+    snprintf(name, sizeof name, "%s/%s", id, cap->m.entry);
+    json_array_append_new(subjects, json_pack("{s:s,s:{s:s}}", "name", name, "digest", "sha256", cap->m.sha256));
+  }
+  if (cap->manifest_sha256[0]) {
+    snprintf(name, sizeof name, "%s/capsule.json", id);
+    json_array_append_new(subjects, json_pack("{s:s,s:{s:s}}", "name", name, "digest", "sha256",
+                                              cap->manifest_sha256));
+  }
   if (cap->bundle_sha256[0]) {
     const char *base = strrchr(cap->cfg->bundle, '/');
-    snprintf(name, sizeof name, "%s/%s", cap->m.id, base ? base + 1 : cap->cfg->bundle);
+    snprintf(name, sizeof name, "%s/%s", id, base ? base + 1 : cap->cfg->bundle);
     json_array_append_new(subjects, json_pack("{s:s,s:{s:s}}", "name", name, "digest", "sha256",
                                               cap->bundle_sha256));
   }
+}
+
+void capsule_subjects(const loaded_capsule *cap, json_t *subjects) {
+  capsule_subjects_as(cap, cap->m.id, subjects);
 }
 
 cap_code world_subjects(const host *h, json_t **subjects, cap_error *err) {
