@@ -33,6 +33,7 @@ static void refused_valid_json_keeps_its_id(void **state) {
   expect_id("{\"\\u0069d\":9}", "9");                                      /* an escaped key */
   expect_id("{\"id\":\"\\ud83d\\ude00\",\"p\":\"\\ud800\"}", "\"\\ud83d\\ude00\""); /* a valid pair */
   expect_id("{\"p\":\"\\\\u0000\",\"id\":-3}", "-3");                      /* an escaped backslash */
+  expect_id("{\"id\" : 9007199254740993,\"p\":{\"a\":1,\"a\":2}}", "9007199254740993"); /* exact past 2^53 */
 }
 
 static void no_id_that_cannot_be_given_back(void **state) {
@@ -42,6 +43,12 @@ static void no_id_that_cannot_be_given_back(void **state) {
   expect_none("{\"id\":1,\"id\":2}");                      /* two ids */
   expect_none("{\"id\":1,\"\\u0069d\":2}");
   expect_none("{\"id\":1.5}");
+  expect_none("{\"id\":1.0,\"p\":{\"a\":1,\"a\":2}}");        /* a real: not given back as 1 */
+  expect_none("{\"id\":-0.0,\"p\":{\"a\":1,\"a\":2}}");
+  expect_none("{\"id\":-0,\"p\":{\"a\":1,\"a\":2}}");          /* would come back as 0 */
+  expect_none("{\"id\":1e2,\"p\":{\"a\":1,\"a\":2}}");
+  expect_none("{\"id\":9007199254740993,\"p\":1e999999}");      /* past 2^53, beside a bad number */
+  expect_none("{\"id\":92233720368547758070,\"p\":{\"a\":1,\"a\":2}}"); /* past int64 */
   expect_none("{\"id\":null}");
   expect_none("{\"id\":[1]}");
   expect_none("[{\"id\":1}]");

@@ -1,6 +1,5 @@
 #include "jsonrpc_id.h"
 
-#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +18,13 @@ static int hex_value(const char *p) {
   return v;
 }
 
-/* Rewrites, in place and at the same length, the escapes jansson refuses
- * although JSON allows them ("\u0000" and lone surrogates) into "\ufffd".
- * Only escape sequences are looked at (a backslash outside a string is a
- * syntax error either way); returns whether anything was rewritten. */
-static bool neutralise_escapes(char *s, size_t len) {
-  bool changed = false;
+/* Finds the escapes jansson refuses although JSON allows them ("\u0000"
+ * and lone surrogates); with out (a copy of s), rewrites them there, at
+ * the same length, into "\ufffd". Only escape sequences are looked at (a
+ * backslash outside a string is a syntax error either way); returns
+ * whether there was anything to rewrite. */
+static bool neutralise_escapes(const char *s, char *out, size_t len) {
+  bool found = false;
   for (size_t i = 0; i + 1 < len; i++) {
     if (s[i] != '\\') continue;
     if (s[i + 1] != 'u' || i + 6 > len) {
@@ -41,19 +41,21 @@ static bool neutralise_escapes(char *s, size_t len) {
       }
     }
     if (v == 0 || high || low) {
-      memcpy(s + i, "\\ufffd", 6);
-      changed = true;
+      if (!out) return true;
+      memcpy(out + i, "\\ufffd", 6);
+      found = true;
     }
     i += 5;
   }
-  return changed;
+  return found;
 }
 
-/* How many members of the top-level object are named "id". Runs only on
- * text jansson has just parsed, so the lexical rules are simple: outside
- * strings, brackets nest; inside the top object a string right after "{"
- * or "," is a key. Each key is decoded by jansson, so "\u0069d" counts. */
-static size_t top_level_ids(const char *s, size_t len) {
+/* How many members of the top-level object are named "id", and where the
+ * last one's value starts. Runs only on text jansson has just parsed, so
+ * the lexical rules are simple: outside strings, brackets nest; inside the
+ * top object a string right after "{" or "," is a key. Each key is decoded
+ * by jansson, so "\u0069d" counts. */
+static size_t top_level_ids(const char *s, size_t len, size_t *value_at) {
   size_t depth = 0, count = 0;
   bool want_key = false;
   for (size_t i = 0; i < len; i++) {
@@ -65,8 +67,12 @@ static size_t top_level_ids(const char *s, size_t len) {
       if (depth == 1 && want_key) {
         json_t *key = json_loadb(s + start, i + 1 - start, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
         if (json_is_string(key) && json_string_length(key) == 2 &&
-            memcmp(json_string_value(key), "id", 2) == 0)
+            memcmp(json_string_value(key), "id", 2) == 0) {
           count++;
+          size_t v = i + 1;
+          while (v < len && (strchr(" \t\r\n", s[v]) || s[v] == ':')) v++;
+          *value_at = v;
+        }
         json_decref(key);
         want_key = false;
       }
@@ -82,34 +88,55 @@ static size_t top_level_ids(const char *s, size_t len) {
   return count;
 }
 
-/* An id as the request carried it: a string, or an integer (read as a
- * real when the line held an integer outside int64: exact up to 2^53). */
-static json_t *usable_id(json_t *id, bool rewritten) {
+/* A numeric id is given back only as the very text the client sent: an
+ * integer jansson reads exactly and writes back the same. 1.0, -0, 1e2 or
+ * 9007199254740993 read as a real would come back as another id, which
+ * may be a call in flight's: those get null. */
+static json_t *exact_integer(const char *s, size_t len, size_t at) {
+  size_t end = at;
+  while (end < len && strchr("-+.eE0123456789", s[end])) end++;
+  if (end == at || end - at > 24) return NULL;
+  json_t *n = json_loadb(s + at, end - at, JSON_DECODE_ANY, NULL);
+  char *again = json_is_integer(n) ? json_dumps(n, JSON_ENCODE_ANY) : NULL;
+  bool exact = again && strlen(again) == end - at && memcmp(again, s + at, end - at) == 0;
+  free(again);
+  if (exact) return n;
+  json_decref(n);
+  return NULL;
+}
+
+/* An id as the request carried it: a string, or an integer given back as
+ * the same text. */
+static json_t *usable_id(json_t *id, bool rewritten, const char *line, size_t len, size_t at) {
   if (json_is_string(id)) {
     /* A string that held a rewritten escape is not the client's id. */
     if (rewritten && strstr(json_string_value(id), "\xef\xbf\xbd")) return NULL;
     return json_incref(id);
   }
-  if (json_is_integer(id)) return json_incref(id);
-  double d = json_is_real(id) ? json_real_value(id) : NAN;
-  if (isfinite(d) && d == floor(d) && fabs(d) <= 9007199254740992.0)
-    return json_integer((json_int_t)d);
-  return NULL;
+  return json_is_number(id) ? exact_integer(line, len, at) : NULL;
 }
 
+/* One parse, every integer read as a real (so that a number past int64
+ * elsewhere in the line is no reason to lose the id), within the budget
+ * the strict parse had: the recovery costs no more than the parse it
+ * follows, plus the line's copy when an escape must be rewritten (C20). */
 json_t *jsonrpc_recover_id(const char *line, size_t len, size_t budget_bytes) {
   if (len == 0 || memchr(line, '\0', len)) return NULL; /* a raw NUL: not JSON */
-  char *copy = malloc(len);
-  if (!copy) return NULL;
-  memcpy(copy, line, len);
-  bool rewritten = neutralise_escapes(copy, len), exceeded;
+  /* A copy only when there is something to rewrite. */
+  bool rewritten = neutralise_escapes(line, NULL, len), exceeded;
+  char *copy = rewritten ? malloc(len) : NULL;
+  if (rewritten && !copy) return NULL;
+  if (copy) {
+    memcpy(copy, line, len);
+    neutralise_escapes(line, copy, len);
+  }
+  const char *text = copy ? copy : line;
   json_error_t jerr;
-  json_t *msg = sj_load_bounded(copy, len, JSON_ALLOW_NUL, budget_bytes, &exceeded, &jerr);
-  if (!msg && !exceeded) /* an integer outside int64: every integer as a real */
-    msg = sj_load_bounded(copy, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, budget_bytes,
-                          &exceeded, &jerr);
-  json_t *id = json_is_object(msg) && top_level_ids(copy, len) == 1
-                   ? usable_id(json_object_get(msg, "id"), rewritten)
+  json_t *msg = sj_load_bounded(text, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, budget_bytes,
+                                &exceeded, &jerr);
+  size_t at = 0;
+  json_t *id = json_is_object(msg) && top_level_ids(text, len, &at) == 1
+                   ? usable_id(json_object_get(msg, "id"), rewritten, text, len, at)
                    : NULL;
   free(copy);
   json_decref(msg);

@@ -274,7 +274,7 @@ static void handle_message(server *s, json_t *msg) {
  * read (jsonrpc_id.c), otherwise a parse error. */
 static void refuse_line(server *s, const char *line, size_t len, const sj_limits *lim,
                         const cap_error *err) {
-  json_t *id = jsonrpc_recover_id(line, len, 2 * sj_parse_budget(len, lim));
+  json_t *id = jsonrpc_recover_id(line, len, sj_parse_budget(len, lim));
   if (id)
     serve_send_error(s, id, JSONRPC_INVALID_REQUEST, err->message, cap_code_name(err->code));
   else
