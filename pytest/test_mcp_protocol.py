@@ -196,6 +196,41 @@ def test_a_refused_line_costs_one_parse_budget_not_two(lab):
     assert grown < allowed, f"peak grew {grown:.1f} MiB; one parse may take {bound:.1f} + the line {line:.1f}"
 
 
+def test_every_refused_tools_call_leaves_its_one_audit_line(served):
+    """C19: one log line per tools/call, refused ones included (issue 36.8:
+    9 refused calls left 2 lines). Each names the code its answer carries."""
+    import re
+    import time
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    refused = [  # (request, the outcome its line must name)
+        ({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "corpus_echo"}}, "INVALID_REQUEST"),
+        ({"jsonrpc": "1.0", "id": 2, "method": "tools/call", "params": {"name": "corpus_echo"}}, "INVALID_REQUEST"),
+        ({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": [1]}, "INVALID_PARAMS"),
+        ({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"arguments": {}, "_meta": meta}}, "INVALID_PARAMS"),
+        ({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+          "params": {"name": "corpus_echo", "arguments": 7, "_meta": meta}}, "INVALID_PARAMS"),
+        ({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "corpus_echo", "_meta": 1}},
+         "INVALID_PARAMS"),
+        ({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "corpus_echo", "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "1999-01-01",
+            "io.modelcontextprotocol/clientCapabilities": {}}}}, "UNSUPPORTED_PROTOCOL_VERSION"),
+        ({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "corpus_echo", "_meta": {
+            "io.modelcontextprotocol/protocolVersion": MODERN}}}, "INVALID_PARAMS"),
+        ({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "nope", "_meta": meta}},
+         "TOOL_NOT_FOUND"),
+    ]
+    for request, _ in refused:
+        served.send(request)
+    for request, _ in refused:
+        while request["id"] not in served.responses:
+            assert served.recv() is not None
+        assert "error" in served.responses[request["id"]], served.responses[request["id"]]
+    assert served.close() == 0
+    log = [line for line in served.stderr_path.read_text().splitlines() if " call " in line]
+    outcomes = [re.search(r" call \S+ (\S+) in ", line).group(1) for line in log]
+    assert sorted(outcomes) == sorted(o for _, o in refused), log
+
+
 def test_blank_lines_carry_no_message(served):
     """An empty line and one of JSON whitespace alike get no answer."""
     served.send_raw(b"\n \n\t \r\n")

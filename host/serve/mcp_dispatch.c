@@ -43,6 +43,32 @@ typedef struct {
   mcp_era era;
 } mcp_request;
 
+/* The name a refusal's JSON-RPC code has in the audit log. */
+static const char *jsonrpc_code_name(int code) {
+  switch (code) {
+  case JSONRPC_INVALID_REQUEST: return "INVALID_REQUEST";
+  case JSONRPC_INVALID_PARAMS: return "INVALID_PARAMS";
+  case MCP_UNSUPPORTED_PROTOCOL_VERSION: return "UNSUPPORTED_PROTOCOL_VERSION";
+  default: return "JSONRPC_ERROR";
+  }
+}
+
+/* Answers r with an error. A tools/call refused before the scheduler saw
+ * it still ends with its one audit line (C19), naming the code its answer
+ * carries: the host's code when it has one, else the JSON-RPC error's. */
+static void refuse_data(server *s, const mcp_request *r, int code, const char *message, json_t *data) {
+  if (r->method && strcmp(r->method, "tools/call") == 0) {
+    const char *name = json_string_value(json_object_get(r->params, "name"));
+    const char *cap = json_string_value(json_object_get(data, "code"));
+    serve_log_call(name ? name : "?", cap ? cap : jsonrpc_code_name(code), 0, "refused");
+  }
+  serve_send_error_data(s, r->id, code, message, data);
+}
+
+static void refuse(server *s, const mcp_request *r, int code, const char *message, const char *cap) {
+  refuse_data(s, r, code, message, cap ? json_pack("{s:s}", "code", cap) : NULL);
+}
+
 static json_t *supported_versions(void) {
   json_t *all = json_pack("[s]", modern_version);
   for (const char *const *v = legacy_versions; *v; v++) json_array_append_new(all, json_string(*v));
@@ -122,18 +148,15 @@ static void handle_call(server *s, const mcp_request *r) {
   const char *name = json_string_value(json_object_get(r->params, "name"));
   json_t *args = json_object_get(r->params, "arguments");
   if (!name || (args && !json_is_object(args)))
-    return serve_send_error(s, r->id, JSONRPC_INVALID_PARAMS,
-                            "tools/call needs a name and object arguments", NULL);
+    return refuse(s, r, JSONRPC_INVALID_PARAMS, "tools/call needs a name and object arguments", NULL);
   if (scheduler_in_flight(s, r->id))
     /* A second request under a live id would make its answer and any
      * cancel ambiguous: the spec forbids reusing it. */
-    return serve_send_error(s, r->id, JSONRPC_INVALID_REQUEST,
-                            "request id already in use by a call in flight", NULL);
+    return refuse(s, r, JSONRPC_INVALID_REQUEST, "request id already in use by a call in flight", NULL);
   if (!host_find_tool(s->h, name, NULL)) {
     char msg[160];
     snprintf(msg, sizeof msg, "Unknown tool: %.100s", name);
-    serve_log_call(name, "TOOL_NOT_FOUND", 0, "refused");
-    return serve_send_error(s, r->id, JSONRPC_INVALID_PARAMS, msg, "TOOL_NOT_FOUND");
+    return refuse(s, r, JSONRPC_INVALID_PARAMS, msg, "TOOL_NOT_FOUND");
   }
   call_origin origin = {r->progress_token, r->era == ERA_MODERN};
   scheduler_admit(s, r->id, name, args, &origin);
@@ -186,13 +209,12 @@ static void handle_list(server *s, const mcp_request *r, bool tools) {
 static bool read_era(server *s, mcp_request *r) {
   const json_t *meta = json_object_get(r->params, "_meta");
   if (meta && !json_is_object(meta)) {
-    serve_send_error(s, r->id, JSONRPC_INVALID_PARAMS, "params._meta must be an object", NULL);
+    refuse(s, r, JSONRPC_INVALID_PARAMS, "params._meta must be an object", NULL);
     return false;
   }
   const json_t *token = json_object_get(meta, "progressToken");
   if (token && !json_is_string(token) && !json_is_integer(token)) {
-    serve_send_error(s, r->id, JSONRPC_INVALID_PARAMS,
-                     "progressToken must be a string or an integer", NULL);
+    refuse(s, r, JSONRPC_INVALID_PARAMS, "progressToken must be a string or an integer", NULL);
     return false;
   }
   r->progress_token = token;
@@ -200,15 +222,13 @@ static bool read_era(server *s, mcp_request *r) {
   r->era = version ? ERA_MODERN : ERA_LEGACY;
   if (!version) return true;
   if (!json_is_string(version) || strcmp(json_string_value(version), modern_version) != 0) {
-    serve_send_error_data(s, r->id, MCP_UNSUPPORTED_PROTOCOL_VERSION,
-                          "Unsupported protocol version",
+    refuse_data(s, r, MCP_UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
                           json_pack("{s:o,s:O}", "supported", supported_versions(), "requested",
                                     version));
     return false;
   }
   if (!json_is_object(json_object_get(meta, META_CAPABILITIES))) {
-    serve_send_error(s, r->id, JSONRPC_INVALID_PARAMS,
-                     "_meta must carry " META_CAPABILITIES " (an object)", NULL);
+    refuse(s, r, JSONRPC_INVALID_PARAMS, "_meta must carry " META_CAPABILITIES " (an object)", NULL);
     return false;
   }
   return true;
@@ -220,10 +240,10 @@ static void dispatch(server *s, mcp_request *r) {
     if (strcmp(m, "initialize") == 0) return handle_initialize(s, r);
     if (strcmp(m, "ping") == 0) return send_complete(s, r, json_object(), false);
     if (!s->initialized)
-      return serve_send_error(s, r->id, JSONRPC_INVALID_REQUEST,
-                              "no protocol version: send " META_VERSION
-                              " (2026-07-28) in params._meta, or initialize first",
-                              NULL);
+      return refuse(s, r, JSONRPC_INVALID_REQUEST,
+                    "no protocol version: send " META_VERSION
+                    " (2026-07-28) in params._meta, or initialize first",
+                    NULL);
   } else if (strcmp(m, "server/discover") == 0) {
     return handle_discover(s, r);
   }
@@ -251,7 +271,7 @@ static void handle_message(server *s, json_t *msg) {
   bool has_id = json_object_get(msg, "id") != NULL;
   const char *version = json_string_value(json_object_get(msg, "jsonrpc"));
   if (!version || strcmp(version, "2.0") != 0)
-    return serve_send_error(s, r.id, JSONRPC_INVALID_REQUEST, "jsonrpc must be \"2.0\"", NULL);
+    return refuse(s, &r, JSONRPC_INVALID_REQUEST, "jsonrpc must be \"2.0\"", NULL);
   if (!r.method) {
     if (json_object_get(msg, "result") || json_object_get(msg, "error"))
       return; /* a response from the client: nothing was asked */
@@ -263,10 +283,11 @@ static void handle_message(server *s, json_t *msg) {
     return; /* notifications/initialized and others need no answer */
   }
   if (!r.id)
-    return serve_send_error(s, NULL, JSONRPC_INVALID_REQUEST,
-                            "id must be a string or an integer", NULL);
-  if (r.params && !json_is_object(r.params))
-    return serve_send_error(s, r.id, JSONRPC_INVALID_PARAMS, "params must be an object", NULL);
+    return refuse(s, &r, JSONRPC_INVALID_REQUEST, "id must be a string or an integer", NULL);
+  if (r.params && !json_is_object(r.params)) {
+    r.params = NULL; /* not read for the log line's name */
+    return refuse(s, &r, JSONRPC_INVALID_PARAMS, "params must be an object", NULL);
+  }
   if (read_era(s, &r)) dispatch(s, &r);
 }
 
