@@ -10,7 +10,7 @@ import pytest
 from capsule_lab import BIN, REPO
 
 # Unit tests that prove a defence (ci/prove_hazard_fixes.py names them).
-GUARDS = ["verdict", "policy", "workspace"]
+GUARDS = ["verdict", "policy", "workspace", "scheduler"]
 
 
 @pytest.mark.parametrize("name", GUARDS)
