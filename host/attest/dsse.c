@@ -127,6 +127,11 @@ static cap_code read_envelope(const json_t *e, dsse_parsed *out, cap_error *err)
   return CAP_OK;
 }
 
+/* A list of claims that carries none. */
+static bool absent_or_empty(const json_t *list) {
+  return !list || (json_is_array(list) && json_array_size(list) == 0);
+}
+
 /* What a bundle carries besides the envelope is either checked or refused:
  * this host checks a signature with the key it is given, so it reads a
  * key hint and nothing else. A transparency-log entry or a timestamp would
@@ -143,16 +148,14 @@ static cap_code read_material(const json_t *vm, const char **hint, cap_error *er
       !sj_string(json_object_get(vm, "publicKey"), "hint", hint, CAP_E_ENVELOPE_INVALID,
                  "verificationMaterial.publicKey", err))
     return err->code;
-  const json_t *tlog = json_object_get(vm, "tlogEntries");
-  if (tlog && (!json_is_array(tlog) || json_array_size(tlog) != 0))
+  if (!absent_or_empty(json_object_get(vm, "tlogEntries")))
     return invalid(err, "the bundle carries transparency-log entries, which this host does not check "
                         "(it verifies with a key only): refused, not accepted unread");
   const json_t *ts = json_object_get(vm, "timestampVerificationData");
   if (ts && !sj_keys(ts, ts_keys, NULL, CAP_E_ENVELOPE_INVALID,
                      "verificationMaterial.timestampVerificationData", err))
     return err->code;
-  const json_t *stamps = json_object_get(ts, "rfc3161Timestamps");
-  if (stamps && (!json_is_array(stamps) || json_array_size(stamps) != 0))
+  if (!absent_or_empty(json_object_get(ts, "rfc3161Timestamps")))
     return invalid(err, "the bundle carries timestamps, which this host does not check (the signing "
                         "time is the signer's word): refused, not accepted unread");
   return CAP_OK;

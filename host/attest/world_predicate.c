@@ -10,6 +10,7 @@
 #include "host.h"
 #include "runtime_scan.h"
 #include "safe_open.h"
+#include "statement.h"
 #include "version.h"
 
 /* Files this large are not hashed (no runtime file is). */
@@ -87,20 +88,19 @@ void capsule_subjects_as(const loaded_capsule *cap, const char *id, json_t *subj
   char name[4400];
   /* Only digests that are known: a manifest refused before its integrity
    * field was read pins no artifact digest. */
-  if (cap->m.entry && cap->m.sha256 && digest_is_sha256_hex(cap->m.sha256) && so_is_plain_relative(cap->m.entry)) {
+  if (cap->m.entry && cap->m.sha256 && digest_is_sha256_hex(cap->m.sha256) &&
+      so_is_plain_relative(cap->m.entry)) {
     snprintf(name, sizeof name, "%s/%s", id, cap->m.entry);
-    json_array_append_new(subjects, json_pack("{s:s,s:{s:s}}", "name", name, "digest", "sha256", cap->m.sha256));
+    statement_add_subject(subjects, name, cap->m.sha256);
   }
   if (cap->manifest_sha256[0]) {
     snprintf(name, sizeof name, "%s/capsule.json", id);
-    json_array_append_new(subjects, json_pack("{s:s,s:{s:s}}", "name", name, "digest", "sha256",
-                                              cap->manifest_sha256));
+    statement_add_subject(subjects, name, cap->manifest_sha256);
   }
   if (cap->bundle_sha256[0]) {
     const char *base = strrchr(cap->cfg->bundle, '/');
     snprintf(name, sizeof name, "%s/%s", id, base ? base + 1 : cap->cfg->bundle);
-    json_array_append_new(subjects, json_pack("{s:s,s:{s:s}}", "name", name, "digest", "sha256",
-                                              cap->bundle_sha256));
+    statement_add_subject(subjects, name, cap->bundle_sha256);
   }
 }
 
@@ -114,6 +114,6 @@ cap_code world_subjects(const host *h, json_t **subjects, cap_error *err) {
   if (h->cap_count) return CAP_OK;
   char self[65];
   if (host_binary_digest(self, err)) return err->code;
-  json_array_append_new(*subjects, json_pack("{s:s,s:{s:s}}", "name", "capsule-host", "digest", "sha256", self));
+  statement_add_subject(*subjects, "capsule-host", self);
   return CAP_OK;
 }

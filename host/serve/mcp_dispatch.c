@@ -284,10 +284,8 @@ static void handle_message(server *s, json_t *msg) {
   }
   if (!r.id)
     return refuse(s, &r, JSONRPC_INVALID_REQUEST, "id must be a string or an integer", NULL);
-  if (r.params && !json_is_object(r.params)) {
-    r.params = NULL; /* not read for the log line's name */
+  if (r.params && !json_is_object(r.params))
     return refuse(s, &r, JSONRPC_INVALID_PARAMS, "params must be an object", NULL);
-  }
   if (read_era(s, &r)) dispatch(s, &r);
 }
 

@@ -116,12 +116,12 @@ void scheduler_finish(server *s, size_t i) {
   /* A cancel that met the call after its cell had answered (while the cell
    * was joined) still cancels it: no answer goes out, so the log says
    * CALL_CANCELLED, and what the cell had come to. */
+  const char *ended = code ? cap_code_name(code) : "ok";
+  bool late = c->cancelled && code != CAP_E_CALL_CANCELLED;
   char how[96];
   snprintf(how, sizeof how, "%s%s%s", c->warm ? "warm cell" : "fresh cell",
-           c->cancelled && code != CAP_E_CALL_CANCELLED ? ", cancelled after it ended " : "",
-           c->cancelled && code != CAP_E_CALL_CANCELLED ? (code ? cap_code_name(code) : "ok") : "");
-  serve_log_call(c->tool, c->cancelled ? "CALL_CANCELLED" : code ? cap_code_name(code) : "ok",
-                 c->started_ms, how);
+           late ? ", cancelled after it ended " : "", late ? ended : "");
+  serve_log_call(c->tool, c->cancelled ? "CALL_CANCELLED" : ended, c->started_ms, how);
   if (!c->cancelled) s->events->finished(s, c, job);
   json_decref(job);
   drop_slot(s, i);
