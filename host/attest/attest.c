@@ -52,6 +52,7 @@ static cap_code world_phase(host *h, json_t *report, cap_error *err) {
   if (!digest_random_hex(32, challenge)) return cap_fail(err, CAP_E_INTERNAL, "no randomness");
   cell c;
   if (cell_start_probe(&c, h->probe, &h->cfg.limits, err)) return err->code;
+  cell_report_bounds(&c); /* the probe cell runs no guest code at all */
   long long deadline = mono_ms() + h->cfg.limits.startup_timeout_ms;
   json_t *req = json_pack("{s:s,s:s,s:s,s:s}", "type", "attest.world", "challenge", challenge,
                           "node", h->node.executable.path, "bwrap", h->bwrap.path);
@@ -146,11 +147,13 @@ cap_code attest_cell(host *h, cell *c, json_t *report, cap_error *err) {
   if (!digest_random_hex(32, challenge)) return cap_fail(err, CAP_E_INTERNAL, "no randomness");
   long long deadline = mono_ms() + h->cfg.limits.startup_timeout_ms;
   json_t *req = json_pack("{s:s,s:s}", "type", "attest", "challenge", challenge), *reply = NULL;
+  cell_report_bounds(c); /* until the loader has reported: no guest is loaded yet */
   cap_code rc = cell_send(c, req, deadline, CAP_E_CELL_START_TIMEOUT, err);
   json_decref(req);
   if (!rc) rc = cell_expect(c, "loader.ready", deadline, CAP_E_CELL_START_TIMEOUT, NULL, err);
   if (!rc) c->loader_ready = true;
   if (!rc) rc = cell_expect(c, "attest.result", deadline, CAP_E_CELL_START_TIMEOUT, &reply, err);
+  cell_guest_bounds(c);
   if (rc == CAP_E_CELL_EXITED) {
     cap_error classified = {0};
     if (classify_bwrap_failure(c, &classified) || classify_node_failure(h, c, &classified))

@@ -16,6 +16,7 @@ typedef struct host_limits host_limits;
 
 typedef struct cell {
   const host_limits *lim;
+  size_t frame_max; /* bytes a frame may have, either way */
   sj_limits frame_limits;
   pid_t pid;
   int pidfd;
@@ -49,6 +50,17 @@ cap_code cell_start_launcher(cell *c, const char *launcher, const char *doc,
 /* Starts the execution-world probe through the same spawn path. */
 cap_code cell_start_probe(cell *c, const char *probe, const host_limits *lim,
                           cap_error *err);
+
+/* The bounds a frame is read and written under. The probe's and the
+ * loader's own reports (attestation) come before any guest code runs in
+ * the cell; they are read under bounds of their own (CELL_REPORT_FRAME_BYTES
+ * and a node count a 64-object runtime fits), so that every value the
+ * config allows for maxFrameBytes and the JSON limits leaves room for them.
+ * cell_guest_bounds puts the config's back before a guest is loaded; a new
+ * cell starts with them. */
+#define CELL_REPORT_FRAME_BYTES (1u << 20)
+void cell_report_bounds(cell *c);
+void cell_guest_bounds(cell *c);
 
 /* Absolute monotonic deadlines; timeout_code names which deadline. */
 cap_code cell_send(cell *c, const json_t *msg, long long deadline,

@@ -77,7 +77,7 @@ static cap_code drain_stdout(cell *c, cap_error *err) {
       close_fd(&c->out_fd);
       return CAP_OK;
     }
-    if (frame_buffer_append(&c->rx, buf, (size_t)n, (size_t)c->lim->max_frame_bytes, err))
+    if (frame_buffer_append(&c->rx, buf, (size_t)n, c->frame_max, err))
       return err->code;
   }
 }
@@ -203,7 +203,7 @@ cap_code cell_send(cell *c, const json_t *msg, long long deadline, cap_code time
                    cap_error *err) {
   unsigned char *buf;
   size_t len;
-  if (frame_encode(msg, (size_t)c->lim->max_frame_bytes, &buf, &len, err)) return err->code;
+  if (frame_encode(msg, c->frame_max, &buf, &len, err)) return err->code;
   free(c->tx);
   c->tx = buf;
   c->tx_len = len;
@@ -224,7 +224,7 @@ cap_code cell_recv(cell *c, long long deadline, cap_code timeout_code, json_t **
                    cap_error *err) {
   *out = NULL;
   for (;;) {
-    frame_status fs = frame_next(&c->rx, (size_t)c->lim->max_frame_bytes, &c->frame_limits,
+    frame_status fs = frame_next(&c->rx, c->frame_max, &c->frame_limits,
                                  out, err);
     if (fs == FRAME_READY) {
       if (!c->t_first_frame) c->t_first_frame = mono_ms();

@@ -21,9 +21,9 @@
 #include "spawn.h"
 #include "admit/config.h"
 
-static void cell_init(cell *c, const host_limits *lim) {
-  memset(c, 0, sizeof *c);
-  c->lim = lim;
+void cell_guest_bounds(cell *c) {
+  const host_limits *lim = c->lim;
+  c->frame_max = (size_t)lim->max_frame_bytes;
   /* Whole frames may nest a few levels above a descriptor or value. */
   c->frame_limits.max_depth = (size_t)lim->max_json_depth + 4;
   /* The most nodes a legitimate frame holds: a describe.result of
@@ -31,6 +31,23 @@ static void cell_init(cell *c, const host_limits *lim) {
    * envelopes. The parse budget follows from it (strict_json.h); a call
    * narrows it to one output (host_call.c). */
   c->frame_limits.max_nodes = (size_t)lim->max_contributions * ((size_t)lim->max_json_nodes + 16) + 64;
+}
+
+/* A report names at most RUNTIME_MAX_OBJECTS shared objects, a few nodes
+ * each, beside a few dozen fields. */
+#define CELL_REPORT_DEPTH 16
+#define CELL_REPORT_NODES 4096
+
+void cell_report_bounds(cell *c) {
+  if (c->frame_max < CELL_REPORT_FRAME_BYTES) c->frame_max = CELL_REPORT_FRAME_BYTES;
+  if (c->frame_limits.max_depth < CELL_REPORT_DEPTH) c->frame_limits.max_depth = CELL_REPORT_DEPTH;
+  if (c->frame_limits.max_nodes < CELL_REPORT_NODES) c->frame_limits.max_nodes = CELL_REPORT_NODES;
+}
+
+static void cell_init(cell *c, const host_limits *lim) {
+  memset(c, 0, sizeof *c);
+  c->lim = lim;
+  cell_guest_bounds(c);
   c->pidfd = c->in_fd = c->out_fd = c->err_fd = c->status_fd = c->info_fd = -1;
   c->init_pidfd = -1;
 }
