@@ -14,12 +14,15 @@ MODERN = "2026-07-28"
 
 
 class Serve:
-    def __init__(self, lab, config, binary=None, extra_env=None, extra_args=()):
+    def __init__(self, lab, config, binary=None, extra_env=None, extra_args=(), stderr_pipe=False):
+        """stderr_pipe: serve's stderr is a pipe the test reads only when it
+        chooses (self.p.stderr), as a client that never drains it."""
         self.stderr_path = lab.tmp / f"serve-stderr-{time.monotonic_ns()}.log"
         self.stderr = open(self.stderr_path, "wb")
         self.p = subprocess.Popen([str(binary or BIN / "capsule-host"), "serve", "--config", str(config),
                                    *map(str, extra_args)],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE if stderr_pipe else self.stderr,
                                   env={"PATH": os.environ["PATH"], "TMPDIR": str(lab.stage),
                                        **(extra_env or {})})
         self.buf = b""

@@ -252,6 +252,55 @@ def test_serve_keeps_no_zombie_and_no_extra_child_per_call(lab):
     assert lab.leftovers() == [] and cell_processes() == []
 
 
+def unknown_tool_burst(s, first, count, name):
+    """count tools/call of an unknown tool (one audit line each), answered."""
+    for start in range(first, first + count, 200):
+        for i in range(start, min(start + 200, first + count)):
+            s.call(i, name)
+        while not all(i in s.responses for i in range(start, min(start + 200, first + count))):
+            assert s.recv(30) is not None
+
+
+def test_an_unread_stderr_never_stalls_serve(lab):
+    """Issue 36.9: the audit log was written with blocking writes, so a
+    client that never reads stderr stopped the loop (288 of 599 answered,
+    ping unanswered, SIGTERM ignored). stderr is now a bounded queue (256
+    KiB) written without blocking: every call is answered, ping too, and
+    what did not fit is dropped whole and counted, so log lines plus the
+    dropped count are exactly one per call once stderr is read again; and
+    SIGTERM ends serve while stderr is still unread."""
+    _, _, entry = lab.capsule(guest="echo")
+    name = "no_such_tool_" + "n" * 180  # ~260-byte audit lines: 3000 of them overflow pipe and queue
+    s = Serve(lab, lab.config([entry]), stderr_pipe=True)
+    s.initialize()
+    began = time.monotonic()
+    unknown_tool_burst(s, 1, 3000, name)
+    assert s.request(9000, "ping")["result"] == {}
+    took = time.monotonic() - began
+    assert all(s.responses[i]["error"]["data"]["code"] == "TOOL_NOT_FOUND" for i in range(1, 3001))
+    s.p.stdin.close()  # EOF; stderr is read only now
+    err = s.p.stderr.read().decode()
+    while s.recv(30) is not None:
+        pass
+    assert s.p.wait(30) == 0
+    logged = err.count(f" call {name} TOOL_NOT_FOUND ")
+    dropped = sum(int(n) for n in re.findall(r"capsule-host: (\d+) log lines dropped: stderr was not read", err))
+    print(f"3000 refused calls with stderr unread: answered in {took:.1f} s; {logged} logged + {dropped} dropped")
+    assert dropped > 0, "the burst should have overflowed the queue"
+    assert logged + dropped == 3000, (logged, dropped)
+    assert "serve stopped, every cell joined" in err
+
+    s = Serve(lab, lab.config([entry]), stderr_pipe=True)
+    s.initialize()
+    unknown_tool_burst(s, 1, 3000, name)
+    s.p.send_signal(signal.SIGTERM)
+    began = time.monotonic()
+    assert s.p.wait(30) == 0, "SIGTERM must end serve while stderr is unread"
+    print(f"SIGTERM with stderr unread: exited in {time.monotonic() - began:.1f} s")
+    s.p.stderr.close()
+    assert lab.leftovers() == [] and cell_processes() == []
+
+
 def wait_for_log(s, needle, timeout=30):
     deadline = time.monotonic() + timeout
     while needle not in s.stderr_path.read_text():

@@ -23,6 +23,7 @@
 #include "safe_text.h"
 #include "attest/attestation.h"
 #include "attest/snapshot.h"
+#include "serve_log.h"
 #include "serve_private.h"
 #include "admit/staging.h"
 #include "host.h"
@@ -216,6 +217,7 @@ int serve_run(host *h) {
   int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (!s.line || sfd < 0) return 1;
   fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK);
+  serve_log_open(); /* before the first line: an unread stderr never stalls the loop */
   prctl(PR_SET_CHILD_SUBREAPER, 1); /* join_orphans */
   start_snapshot_job(&s);
   fprintf(stderr, "capsule-host: serving %zu tools and %zu prompt sections\n",
@@ -235,7 +237,7 @@ int serve_run(host *h) {
     bool want_input = !s.shutting_down && !backlogged && !s.in_eof && s.in_off == s.in_len;
     /* Input still to handle once the client reads: wake to check again. */
     if (s.in_off < s.in_len && (timeout < 0 || timeout > 100)) timeout = 100;
-    size_t nfds = 3 + 2 * s.running + 2 * s.warm_count + 2;
+    size_t nfds = 3 + 2 * s.running + 2 * s.warm_count + 2 + 1;
     struct pollfd *p = calloc(nfds, sizeof *p);
     if (!p) break;
     p[0] = (struct pollfd){want_input ? 0 : -1, POLLIN, 0};
@@ -249,6 +251,7 @@ int serve_run(host *h) {
     struct pollfd *snap_p = warm_p + warm_pollfds(&s, warm_p);
     snap_p[0] = (struct pollfd){s.snapshot_running ? s.snapshot_job.result_fd : -1, POLLIN, 0};
     snap_p[1] = (struct pollfd){s.snapshot_running ? s.snapshot_job.pidfd : -1, POLLIN, 0};
+    snap_p[2] = (struct pollfd){serve_log_pollfd(), POLLOUT, 0};
     int r = poll(p, nfds, timeout);
     if (r < 0 && errno != EINTR) {
       free(p);
@@ -274,6 +277,7 @@ int serve_run(host *h) {
       }
     }
     reap_adopted(&s);
+    if (snap_p[2].revents) serve_log_flush();
     if (p[0].revents) read_stdin(&s);
     free(p);
   }
@@ -292,5 +296,6 @@ int serve_run(host *h) {
   warm_free(&s);
   json_decref(s.registry);
   fprintf(stderr, "capsule-host: serve stopped, every cell joined\n");
+  serve_log_close(mono_ms() + h->cfg.limits.shutdown_timeout_ms);
   return 0;
 }
