@@ -8,7 +8,8 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 packages=(bubblewrap build-essential pkg-config xxd libjansson-dev libssl-dev libarchive-dev
           libseccomp-dev python3 python3-pytest python3-yaml clang afl++ shellcheck libcmocka-dev
-          cmake ninja-build curl zlib1g-dev gpgv debian-archive-keyring)
+          cmake ninja-build curl zlib1g-dev gpgv debian-archive-keyring python3-cryptography
+          openssh-client)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 # npm ships with NodeSource's nodejs; Debian's npm package conflicts with it.
 command -v npm >/dev/null 2>&1 || packages+=(npm)

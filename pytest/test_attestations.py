@@ -9,6 +9,7 @@ each with its reason."""
 import base64
 import json
 import os
+import re
 import stat
 import subprocess
 
@@ -58,7 +59,7 @@ def test_keygen_writes_a_private_key_0600_and_never_prints_it(lab, algorithm):
     assert stat.S_IMODE(key.stat().st_mode) == 0o600
     assert "PRIVATE KEY" in key.read_text() and "PUBLIC KEY" in pub.read_text()
     assert "PRIVATE" not in res.stdout + res.stderr
-    assert res.json["algorithm"] == algorithm and len(res.json["keyid"]) == 64
+    assert res.json["algorithm"] == algorithm and re.fullmatch(r"SHA256:[A-Za-z0-9+/]{43}", res.json["keyid"])
     again = lab.run("keygen", "--out", lab.tmp / "gate")
     assert again.json["error"]["code"] == "KEY_INVALID" and key.read_text() == key.read_text()
 
@@ -89,6 +90,36 @@ def test_signed_statements_verify_with_ours_and_with_sigstores(lab, sigstore, al
         assert ours.rc == 0 and ours.json["verified"], (f.name, ours)
         assert sigstore(f, pub) == {"ok": True}, f.name
     assert lab.leftovers() == []
+
+
+@pytest.mark.parametrize("algorithm", ["ed25519", "ecdsa-p256"])
+def test_keyid_is_the_ssh_fingerprint_go_verifiers_match(lab, algorithm):
+    """Issue 34: the keyid was the hex SHA-256 of the key's DER. Go's DSSE
+    verifier (go-securesystemslib, under sigstore-go and cosign) computes a
+    given key's id as ssh.FingerprintSHA256 and skips any signature whose
+    non-empty keyid differs: our valid signature was never tried there
+    ("Found: 0"). The id is now that fingerprint, the one `ssh-keygen -l`
+    (OpenSSH, the reference) prints for the key, in the keygen report, the
+    envelope and the bundle's hint alike. (No Go toolchain or DSSE module
+    with that rule reaches this machine offline; OpenSSH computes the
+    fingerprint Go compares.)"""
+    from cryptography.hazmat.primitives import serialization
+    key, pub, made = keygen(lab, algorithm)
+    ssh = serialization.load_pem_public_key(pub.read_bytes()).public_bytes(
+        serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
+    (lab.tmp / "gate.ssh").write_bytes(ssh + b"\n")
+    printed = subprocess.run(["ssh-keygen", "-l", "-E", "sha256", "-f", str(lab.tmp / "gate.ssh")],
+                             capture_output=True, text=True, check=True).stdout.split()[1]
+    assert made.json["keyid"] == printed, (made.json["keyid"], printed)
+    _, _, entry = lab.capsule(guest="echo")
+    res, out = attest(lab, lab.config([entry]), key)
+    assert res.rc == 0, res
+    env = json.loads((out / "world.dsse.json").read_text())
+    bundle = json.loads((out / "world.sigstore.json").read_text())
+    assert [s["keyid"] for s in env["signatures"]] == [printed]
+    assert bundle["verificationMaterial"]["publicKey"] == {"hint": printed}
+    assert bundle["dsseEnvelope"]["signatures"][0]["keyid"] == printed
+    assert lab.run("verify", out / "world.dsse.json", "--key", pub).json["keyid"] == printed
 
 
 def sign_raw(key, data, algorithm):

@@ -21,9 +21,20 @@ SHA = "ab" * 32
 
 
 def keyid(pem):
+    """OpenSSH's SHA256 fingerprint of the key (what `ssh-keygen -l` prints)."""
+    import base64
+    import hashlib
+    from cryptography.hazmat.primitives import serialization
+    key = serialization.load_pem_public_key(pem.encode())
+    ssh = key.public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH).split()[1]
+    return "SHA256:" + base64.b64encode(hashlib.sha256(base64.b64decode(ssh)).digest()).decode().rstrip("=")
+
+
+def der_digest(pem):
+    """The key id statements carried before 2026-12: hex SHA-256 of the SPKI DER."""
+    import hashlib
     der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "DER"], input=pem.encode(),
                          capture_output=True, check=True).stdout
-    import hashlib
     return hashlib.sha256(der).hexdigest()
 
 
@@ -126,6 +137,16 @@ def main():
     case("payload-tampered", "The statement replaced after signing, the signature kept.",
          json.dumps(tampered), "SIGNATURE_INVALID")
     case("wrong-key", "A good envelope checked against another key.", text, "SIGNATURE_INVALID", key=OTHER_PUB)
+    case("keyid-of-another-key", "A good signature under another key's id: the id is a hint, but one "
+         "that names another key is refused before the signature is tried.",
+         json.dumps(dict(good, signatures=[dict(good["signatures"][0], keyid=keyid(OTHER_PUB))])),
+         "SIGNATURE_INVALID")
+    case("keyid-legacy-der-digest-verifies", "A statement written before 2026-12 carries the hex SHA-256 "
+         "of the key's SPKI DER as its keyid: still the given key's id, so it verifies.",
+         json.dumps(dict(good, signatures=[dict(good["signatures"][0], keyid=der_digest(PUB))])), None)
+    case("keyid-empty-verifies", "DSSE makes keyid optional: an empty one names no key, and the "
+         "signature is checked with the key given.",
+         json.dumps(dict(good, signatures=[dict(good["signatures"][0], keyid="")])), None)
     raw = envelope(statement(), sig=sign(statement()))
     case("signature-over-raw-payload", "Signed over the payload itself instead of DSSE's PAE (which binds "
          "the payload type).", json.dumps(raw), "SIGNATURE_INVALID")

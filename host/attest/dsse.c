@@ -193,7 +193,9 @@ cap_code dsse_parse(const char *text, size_t len, dsse_parsed *out, cap_error *e
 }
 
 cap_code dsse_verify(const dsse_parsed *p, const signing_key *key, cap_error *err) {
-  if (p->keyid[0] && strcmp(p->keyid, key->keyid) != 0)
+  /* A keyid is a hint, never proof (the signature is): either id of the
+   * given key passes, as earlier statements carried the DER digest. */
+  if (p->keyid[0] && strcmp(p->keyid, key->keyid) != 0 && strcmp(p->keyid, key->der_sha256) != 0)
     return cap_fail(err, CAP_E_SIGNATURE_INVALID, "signed by key %.64s, not by the key given (%s)",
                     p->keyid, key->keyid);
   size_t pae_len;

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -17,6 +18,47 @@
 #define KEY_MAX_BYTES 16384
 
 const char *key_algorithm_name(key_algorithm a) { return a == KEY_ED25519 ? "ed25519" : "ecdsa-p256"; }
+
+/* Appends an SSH wire string (uint32 length, bytes). */
+static size_t put_string(unsigned char *out, const void *data, size_t n) {
+  out[0] = (unsigned char)(n >> 24), out[1] = (unsigned char)(n >> 16);
+  out[2] = (unsigned char)(n >> 8), out[3] = (unsigned char)n;
+  memcpy(out + 4, data, n);
+  return 4 + n;
+}
+
+/* The key id: OpenSSH's SHA256 fingerprint of the public key ("SHA256:" and
+ * the unpadded base64 of the SHA-256 of its SSH wire encoding, RFC 4253 §6.6,
+ * RFC 5656 §3.1, RFC 8709 §4), the form `ssh-keygen -l` prints and Go's DSSE
+ * verifier (go-securesystemslib, under sigstore-go and cosign) computes for a
+ * key it is given: a signature under any other keyid is skipped there. */
+static bool ssh_fingerprint(signing_key *key) {
+  unsigned char point[65], blob[128], digest[32];
+  size_t n = 0, len = 0;
+  if (key->algorithm == KEY_ED25519) {
+    n = 32;
+    if (!EVP_PKEY_get_raw_public_key(key->pkey, point, &n) || n != 32) return false;
+    len += put_string(blob + len, "ssh-ed25519", 11);
+  } else {
+    /* The uncompressed point, whatever form the SPKI carried. */
+    if (!EVP_PKEY_set_utf8_string_param(key->pkey, OSSL_PKEY_PARAM_EC_POINT_CONVERSION_FORMAT,
+                                        "uncompressed") ||
+        !EVP_PKEY_get_octet_string_param(key->pkey, OSSL_PKEY_PARAM_PUB_KEY, point, sizeof point, &n) ||
+        n != 65)
+      return false;
+    len += put_string(blob + len, "ecdsa-sha2-nistp256", 19);
+    len += put_string(blob + len, "nistp256", 8);
+  }
+  len += put_string(blob + len, point, n);
+  unsigned int dlen = 0;
+  char b64[48];
+  if (!EVP_Digest(blob, len, digest, &dlen, EVP_sha256(), NULL) || dlen != 32 ||
+      EVP_EncodeBlock((unsigned char *)b64, digest, 32) != 44)
+    return false;
+  b64[43] = '\0'; /* unpadded, as OpenSSH prints it */
+  snprintf(key->keyid, sizeof key->keyid, "SHA256:%s", b64);
+  return true;
+}
 
 /* The key id and the algorithm, from what OpenSSL holds; only the two
  * supported key types pass. */
@@ -37,8 +79,9 @@ static cap_code describe(signing_key *key, EVP_PKEY *pkey, bool has_private, cap
   }
   unsigned char *der = NULL;
   int len = i2d_PUBKEY(pkey, &der);
-  bool ok = len > 0 && digest_sha256_hex(der, (size_t)len, key->keyid);
+  bool ok = len > 0 && digest_sha256_hex(der, (size_t)len, key->der_sha256);
   OPENSSL_free(der);
+  ok = ok && ssh_fingerprint(key);
   return ok ? CAP_OK : cap_fail(err, CAP_E_KEY_INVALID, "the public key cannot be encoded");
 }
 

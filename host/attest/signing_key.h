@@ -1,8 +1,9 @@
 /* The attestation key: an Ed25519 or ECDSA P-256 key pair held by OpenSSL
  * (EVP), written by `capsule-host keygen` (private key 0600, PKCS#8 PEM;
  * public key SPKI PEM), read from a file or from an environment variable
- * (a CI secret), and used to sign and check DSSE envelopes. Its id is the
- * SHA-256 of the public key's DER encoding. */
+ * (a CI secret), and used to sign and check DSSE envelopes. Its id is
+ * OpenSSH's SHA256 fingerprint of the public key ("SHA256:<base64>", as
+ * `ssh-keygen -l` prints it and Go's DSSE verifier matches it). */
 #ifndef SIGNING_KEY_H
 #define SIGNING_KEY_H
 
@@ -20,7 +21,8 @@ typedef struct signing_key {
   void *pkey; /* EVP_PKEY */
   key_algorithm algorithm;
   bool has_private;
-  char keyid[65];
+  char keyid[65];      /* "SHA256:" and 43 base64 characters */
+  char der_sha256[65]; /* the id statements before 2026-12 carried: hex SHA-256 of the SPKI DER */
 } signing_key;
 
 /* Writes prefix.key (0600, created, never overwritten) and prefix.pub;
