@@ -80,7 +80,8 @@
   X(PREDICATE_UNSUPPORTED)                                                     \
   X(SUBJECT_MISMATCH)                                                          \
   X(WORLD_DRIFT)                                                               \
-  X(STATEMENT_DIR_INVALID)
+  X(STATEMENT_DIR_INVALID)                                                     \
+  X(VERIFICATION_FAILED)
 
 typedef enum {
   CAP_OK = 0,

@@ -29,6 +29,24 @@ static cap_code read_envelope_file(const char *path, char **text, size_t *len, c
   return r == SO_READ_OK ? CAP_OK : cap_fail(err, CAP_E_ENVELOPE_INVALID, "%s cannot be read", path);
 }
 
+/* A verification summary verifies only when it records a pass: a FAILED
+ * one is a genuine, signed record that the capsule was refused, and a
+ * reviewer or CI step reading verify's exit status must see a failure. */
+static cap_code summary_passed(const json_t *statement, cap_error *err) {
+  const json_t *p = json_object_get(statement, "predicate");
+  const char *result = json_string_value(json_object_get(p, "verificationResult"));
+  if (strcmp(json_string_value(json_object_get(statement, "predicateType")), VSA_PREDICATE_TYPE) != 0 ||
+      strcmp(result, "PASSED") == 0)
+    return CAP_OK;
+  const json_t *failure = json_object_get(p, "failure");
+  const char *code = json_string_value(json_object_get(failure, "code"));
+  const char *why = json_string_value(json_object_get(failure, "message"));
+  return cap_fail(err, CAP_E_VERIFICATION_FAILED, "the summary is validly signed and records a FAILED "
+                  "verification of %.200s: %.60s: %.200s",
+                  json_string_value(json_object_get(json_array_get(json_object_get(statement, "subject"), 0), "name")),
+                  code ? code : "no code", why ? why : "no reason");
+}
+
 /* The subjects the config admits here for this statement: the world's
  * (every capsule), or the one capsule a verification summary names. */
 static json_t *expected_subjects(const host *h, const json_t *statement, cap_error *err) {
@@ -85,6 +103,7 @@ cap_code host_verify_attestation(const char *path, const char *public_key, const
   if (!rc) rc = key_load_public(public_key, &key, err);
   if (!rc) rc = dsse_verify(&p, &key, err);
   if (!rc) rc = statement_read(p.payload, p.payload_len, &statement, err);
+  if (!rc) rc = summary_passed(statement, err);
   free(text);
   dsse_parsed_free(&p);
   json_t *out = rc ? NULL : json_pack("{s:s,s:O,s:s}", "predicateType",

@@ -205,6 +205,28 @@ def test_a_failed_activation_states_a_failed_summary_with_its_code(lab, sigstore
     assert p["verificationResult"] == "FAILED" and p["failure"]["code"] == "MANIFEST_INVALID"
     assert not (out / "world.intoto.json").exists()  # no world was attested
     assert sigstore(next(out.glob("vsa-*.sigstore.json")), pub) == {"ok": True}
+    # Issue 34: verify said "verified": true (exit 0) for the host's own
+    # FAILED summary; a CI step reading its status passed a refused capsule.
+    for f in sorted(out.glob("vsa-*.dsse.json")) + sorted(out.glob("vsa-*.sigstore.json")):
+        res = lab.run("verify", f, "--key", pub)
+        assert res.rc != 0 and res.json["error"]["code"] == "VERIFICATION_FAILED", (f.name, res)
+        assert "MANIFEST_INVALID" in res.json["error"]["message"]
+
+
+def test_verify_exits_non_zero_on_a_summary_of_a_refused_capsule(lab):
+    """Issue 34, as reported: activate with maxDescriptionBytes 8, state it
+    signed, verify the summary: exit 0 and "verified": true before. Now
+    VERIFICATION_FAILED, quoting the refusal the summary records."""
+    key, pub, _ = keygen(lab)
+    _, _, entry = lab.capsule(guest="echo")
+    res, out = attest(lab, lab.config([entry], maxDescriptionBytes=8), key)
+    assert res.rc == 1 and res.json["error"]["code"] == "DESCRIBE_LIMIT", res
+    [vsa] = list(out.glob("vsa-*.dsse.json"))
+    assert json.loads(base64.b64decode(json.loads(vsa.read_text())["payload"]))["predicate"][
+        "verificationResult"] == "FAILED"
+    got = lab.run("verify", vsa, "--key", pub)
+    assert got.rc == 1 and got.json["error"]["code"] == "VERIFICATION_FAILED", got
+    assert "DESCRIBE_LIMIT" in got.json["error"]["message"]
 
 
 def test_an_encrypted_key_is_refused_without_a_prompt_even_on_a_terminal(lab):

@@ -137,6 +137,18 @@ def main():
     case("payload-tampered", "The statement replaced after signing, the signature kept.",
          json.dumps(tampered), "SIGNATURE_INVALID")
     case("wrong-key", "A good envelope checked against another key.", text, "SIGNATURE_INVALID", key=OTHER_PUB)
+    failed = statement(predicate={"verifier": {"id": "https://dsh-capsule.dev/capsule-host"},
+                                  "timeVerified": "2026-12-03T00:00:00Z", "policy": {"uri": "file:///c.json"},
+                                  "verificationResult": "FAILED", "verifiedLevels": [],
+                                  "failure": {"code": "DESCRIBE_LIMIT", "message": "a description is too long"}})
+    case("summary-failed", "A validly signed summary recording a FAILED verification is a refusal, "
+         "never a pass: verify exits non-zero with the failure it records.", json.dumps(envelope(failed)),
+         "VERIFICATION_FAILED", contains=("DESCRIBE_LIMIT",))
+    other = statement(predicate={"verifier": {"id": "https://example.com/another-verifier"},
+                                 "timeVerified": "2026-12-03T00:00:00Z", "policy": {"uri": "file:///c.json"},
+                                 "verificationResult": "PASSED"})
+    case("summary-of-another-verifier", "A validly signed PASSED summary naming another verifier is not "
+         "this host's word.", json.dumps(envelope(other)), "STATEMENT_INVALID", contains=("another-verifier",))
     case("keyid-of-another-key", "A good signature under another key's id: the id is a hint, but one "
          "that names another key is refused before the signature is tried.",
          json.dumps(dict(good, signatures=[dict(good["signatures"][0], keyid=keyid(OTHER_PUB))])),

@@ -59,6 +59,11 @@ static cap_code check_predicate(const char *type, const json_t *p, cap_error *er
                "predicate", err))
     return err->code;
   if (is_world) return CAP_OK;
+  /* A summary is this host's word only: another verifier's is not read as ours. */
+  const char *verifier = json_string_value(json_object_get(json_object_get(p, "verifier"), "id"));
+  if (!verifier || strcmp(verifier, VSA_VERIFIER_ID) != 0)
+    return invalid(err, "verifier.id is \"%.200s\", not " VSA_VERIFIER_ID ": a summary this host "
+                   "did not write", verifier ? verifier : "(none)");
   const char *result = json_string_value(json_object_get(p, "verificationResult"));
   if (!result || (strcmp(result, "PASSED") != 0 && strcmp(result, "FAILED") != 0))
     return invalid(err, "%s", "verificationResult is PASSED or FAILED");
