@@ -81,7 +81,8 @@
   X(SUBJECT_MISMATCH)                                                          \
   X(WORLD_DRIFT)                                                               \
   X(STATEMENT_DIR_INVALID)                                                     \
-  X(VERIFICATION_FAILED)
+  X(VERIFICATION_FAILED)                                                       \
+  X(POLICY_DRIFT)
 
 typedef enum {
   CAP_OK = 0,

@@ -72,6 +72,19 @@ static json_t *expected_subjects(const host *h, const json_t *statement, cap_err
   return want;
 }
 
+/* A summary holds for the config it was verified under: verify --config F
+ * on a summary requires F to be that config, byte for byte. */
+static cap_code check_policy(const host *h, const json_t *statement, cap_error *err) {
+  const json_t *policy = json_object_get(json_object_get(statement, "predicate"), "policy");
+  const char *got = json_string_value(json_object_get(json_object_get(policy, "digest"), "sha256"));
+  if (got && strcmp(got, h->cfg.sha256) == 0) return CAP_OK;
+  return cap_fail(err, CAP_E_POLICY_DRIFT, "the summary was verified under the config with sha256 %.64s "
+                  "(%.200s), not under %s (sha256 %s)", got ? got : "(none)",
+                  json_string_value(json_object_get(policy, "uri")) ? json_string_value(json_object_get(policy, "uri"))
+                                                                     : "no uri",
+                  h->cfg.path, h->cfg.sha256);
+}
+
 /* Re-attests this machine and compares the world with the statement's. */
 static cap_code check_world(host *h, const json_t *statement, json_t *report, cap_error *err) {
   json_t *now = NULL, *drift = json_array();
@@ -119,8 +132,8 @@ cap_code host_verify_attestation(const char *path, const char *public_key, const
     if (!rc && !(want = expected_subjects(&h, statement, err))) rc = err->code;
     if (!rc) rc = statement_subjects_match(statement, want, err);
     json_decref(want);
-    if (!rc && strcmp(json_string_value(json_object_get(statement, "predicateType")), WORLD_PREDICATE_TYPE) == 0)
-      rc = check_world(&h, statement, out, err);
+    bool world = strcmp(json_string_value(json_object_get(statement, "predicateType")), WORLD_PREDICATE_TYPE) == 0;
+    if (!rc) rc = world ? check_world(&h, statement, out, err) : check_policy(&h, statement, err);
     host_close(&h);
   }
   json_decref(statement);

@@ -194,7 +194,20 @@ cap_code bundle_write(const char *out_path, const char *manifest, size_t manifes
   archive_write_add_filter_gzip(a);
   /* No timestamp in the gzip header: the same inputs give the same bytes. */
   archive_write_set_filter_option(a, "gzip", "timestamp", NULL);
-  int rc = archive_write_open_filename(a, out_path);
+  /* Written beside out_path under a fresh name and renamed into place: a
+   * link planted at out_path is replaced, never written through, and no
+   * half-written bundle ever bears the name. */
+  char tmp[4200];
+  int n = snprintf(tmp, sizeof tmp, "%s.%ld.partial", out_path, (long)getpid());
+  int fd = n > 0 && (size_t)n < sizeof tmp
+               ? open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)
+               : -1;
+  if (fd < 0) {
+    archive_write_free(a);
+    return cap_fail(err, CAP_E_BUNDLE_WRITE_FAILED, "cannot write %s: %s", out_path,
+                    n > 0 && (size_t)n < sizeof tmp ? strerror(errno) : "the path is too long");
+  }
+  int rc = archive_write_open_fd(a, fd);
   /* Sorted: "capsule.json" and the artifact, by name. */
   bool manifest_first = strcmp(BUNDLE_MANIFEST_NAME, artifact_name) < 0;
   if (rc == ARCHIVE_OK)
@@ -208,5 +221,10 @@ cap_code bundle_write(const char *out_path, const char *manifest, size_t manifes
                                    : cap_fail(err, CAP_E_BUNDLE_WRITE_FAILED, "cannot write %s: %s",
                                               out_path, archive_error_string(a));
   archive_write_free(a);
+  if (close(fd) != 0 && !code)
+    code = cap_fail(err, CAP_E_BUNDLE_WRITE_FAILED, "cannot write %s: %s", out_path, strerror(errno));
+  if (!code && rename(tmp, out_path) != 0)
+    code = cap_fail(err, CAP_E_BUNDLE_WRITE_FAILED, "cannot put %s in place: %s", out_path, strerror(errno));
+  if (code) unlink(tmp);
   return code;
 }
