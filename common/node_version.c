@@ -24,6 +24,8 @@ const char *node_end_of_life(node_version v) {
   case 22: return "2027-04-30";
   case 23: return "2025-06-01";
   case 24: return "2028-04-30";
+  case 25: return "2026-06-01";
+  case 26: return "2029-04-30";
   default: return NULL;
   }
 }

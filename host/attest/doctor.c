@@ -53,7 +53,7 @@ static void warn_end_of_life(report *r, node_version v) {
     return;
   char text[200];
   snprintf(text, sizeof text, "Node %d reached end of life on %s: no security fix reaches it; "
-           "install Node 22 or 24 (cells run the node on PATH)", v.major, eol);
+           "install Node 24 or 26 (cells run the node on PATH)", v.major, eol);
   json_object_set_new(json_array_get(r->checks, json_array_size(r->checks) - 1), "warning",
                       json_string(text));
   fprintf(stderr, "    warning: %s\n", text);
