@@ -2,10 +2,10 @@
  * bytes `capsule-host bundle` packs, the reader must give back exactly
  * those bytes under exactly those names, or refuse them only for a size
  * limit. Input: 2 bytes manifest length, 1 byte artifact-name choice, the
- * manifest, then the artifact. The bundle goes through a memfd. */
+ * manifest, then the artifact. The bundle goes through a memfd
+ * (bundle_write_fd: bundle_write itself renames a file into place). */
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,11 +19,9 @@ static const char *const names[] = {"guest.mjs", "a.mjs", "zz-artifact.js", "cap
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static int fd = -1;
-  static char path[64];
   if (fd < 0) {
     fd = memfd_create("fuzz-bundle", MFD_CLOEXEC);
     if (fd < 0) return 0;
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
   }
   if (size < 3) return 0;
   size_t mlen = ((size_t)data[0] << 8 | data[1]) % (size - 2 + 1);
@@ -33,8 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *artifact = manifest + mlen;
   size_t alen = size - 3 - mlen;
   cap_error err = {0};
-  if (ftruncate(fd, 0) != 0) return 0;
-  if (bundle_write(path, manifest, mlen, name, artifact, alen, &err) != CAP_OK) abort();
+  if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0) return 0;
+  if (bundle_write_fd(fd, manifest, mlen, name, artifact, alen, &err) != CAP_OK) abort();
   if (lseek(fd, 0, SEEK_SET) != 0) return 0;
   /* Limits the inputs can pass (max_len 20000), so both size refusals are reached. */
   host_limits lim = {.max_manifest_bytes = 4096, .max_artifact_bytes = 12288};

@@ -186,27 +186,13 @@ static int add_entry(struct archive *a, const char *name, const char *data, size
   return rc;
 }
 
-cap_code bundle_write(const char *out_path, const char *manifest, size_t manifest_len,
-                      const char *artifact_name, const char *artifact, size_t artifact_len,
-                      cap_error *err) {
+cap_code bundle_write_fd(int fd, const char *manifest, size_t manifest_len, const char *artifact_name,
+                         const char *artifact, size_t artifact_len, cap_error *err) {
   struct archive *a = archive_write_new();
   archive_write_set_format_ustar(a);
   archive_write_add_filter_gzip(a);
   /* No timestamp in the gzip header: the same inputs give the same bytes. */
   archive_write_set_filter_option(a, "gzip", "timestamp", NULL);
-  /* Written beside out_path under a fresh name and renamed into place: a
-   * link planted at out_path is replaced, never written through, and no
-   * half-written bundle ever bears the name. */
-  char tmp[4200];
-  int n = snprintf(tmp, sizeof tmp, "%s.%ld.partial", out_path, (long)getpid());
-  int fd = n > 0 && (size_t)n < sizeof tmp
-               ? open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)
-               : -1;
-  if (fd < 0) {
-    archive_write_free(a);
-    return cap_fail(err, CAP_E_BUNDLE_WRITE_FAILED, "cannot write %s: %s", out_path,
-                    n > 0 && (size_t)n < sizeof tmp ? strerror(errno) : "the path is too long");
-  }
   int rc = archive_write_open_fd(a, fd);
   /* Sorted: "capsule.json" and the artifact, by name. */
   bool manifest_first = strcmp(BUNDLE_MANIFEST_NAME, artifact_name) < 0;
@@ -218,9 +204,25 @@ cap_code bundle_write(const char *out_path, const char *manifest, size_t manifes
                         : add_entry(a, BUNDLE_MANIFEST_NAME, manifest, manifest_len);
   if (rc == ARCHIVE_OK) rc = archive_write_close(a);
   cap_code code = rc == ARCHIVE_OK ? CAP_OK
-                                   : cap_fail(err, CAP_E_BUNDLE_WRITE_FAILED, "cannot write %s: %s",
-                                              out_path, archive_error_string(a));
+                                   : cap_fail(err, CAP_E_BUNDLE_WRITE_FAILED, "cannot write the bundle: %s",
+                                              archive_error_string(a));
   archive_write_free(a);
+  return code;
+}
+
+cap_code bundle_write(const char *out_path, const char *manifest, size_t manifest_len,
+                      const char *artifact_name, const char *artifact, size_t artifact_len,
+                      cap_error *err) {
+  /* Written beside out_path under a fresh name and renamed into place: a
+   * link planted at out_path is replaced, never written through, and no
+   * half-written bundle ever bears the name. */
+  char tmp[4200];
+  int n = snprintf(tmp, sizeof tmp, "%s.%ld.partial", out_path, (long)getpid());
+  if (n < 0 || (size_t)n >= sizeof tmp)
+    return cap_fail(err, CAP_E_BUNDLE_WRITE_FAILED, "cannot write %s: the path is too long", out_path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return cap_fail(err, CAP_E_BUNDLE_WRITE_FAILED, "cannot write %s: %s", out_path, strerror(errno));
+  cap_code code = bundle_write_fd(fd, manifest, manifest_len, artifact_name, artifact, artifact_len, err);
   if (close(fd) != 0 && !code)
     code = cap_fail(err, CAP_E_BUNDLE_WRITE_FAILED, "cannot write %s: %s", out_path, strerror(errno));
   if (!code && rename(tmp, out_path) != 0)

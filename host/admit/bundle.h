@@ -32,7 +32,11 @@ cap_code bundle_read_path(const char *path, const host_limits *lim, bundle_conte
 void bundle_contents_free(bundle_contents *b);
 
 /* Writes a deterministic bundle (sorted entries, mtime 0, uid/gid 0, mode
- * 0644, no gzip timestamp) of manifest bytes and artifact bytes. */
+ * 0644, no gzip timestamp) of manifest bytes and artifact bytes to fd. */
+cap_code bundle_write_fd(int fd, const char *manifest, size_t manifest_len, const char *artifact_name,
+                         const char *artifact, size_t artifact_len, cap_error *err);
+/* The same at out_path: written beside it under a fresh name, then renamed
+ * into place (a link at out_path is replaced, never written through). */
 cap_code bundle_write(const char *out_path, const char *manifest, size_t manifest_len,
                       const char *artifact_name, const char *artifact, size_t artifact_len,
                       cap_error *err);
