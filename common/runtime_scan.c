@@ -149,10 +149,16 @@ cap_code runtime_scan(const char *executable, runtime_view *view, cap_error *err
   return code;
 }
 
+/* ino and mtimeNs as decimal strings: nanosecond times are past 2^53, and
+ * so are inode numbers on some filesystems (overlayfs with xino, btrfs),
+ * which a JavaScript reader of a statement (actions/attest, the @sigstore packages)
+ * would round. */
 json_t *runtime_identity_json(const file_identity *id) {
-  return json_pack("{s:s,s:I,s:I,s:I,s:I}", "path", id->path, "dev", (json_int_t)id->dev,
-                   "ino", (json_int_t)id->ino, "size", (json_int_t)id->size, "mtimeNs",
-                   (json_int_t)id->mtime_ns);
+  char ino[24], mtime[24];
+  snprintf(ino, sizeof ino, "%llu", (unsigned long long)id->ino);
+  snprintf(mtime, sizeof mtime, "%lld", (long long)id->mtime_ns);
+  return json_pack("{s:s,s:I,s:s,s:I,s:s}", "path", id->path, "dev", (json_int_t)id->dev,
+                   "ino", ino, "size", (json_int_t)id->size, "mtimeNs", mtime);
 }
 
 json_t *runtime_objects_json(const runtime_view *view) {

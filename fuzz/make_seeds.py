@@ -209,22 +209,22 @@ launcher_texts.append(fixture_text(fixture_doc) + " " * 16384)  # past the harne
 write("launcher", launcher_texts)
 
 world = {"type": "attest.world.result", "challenge": "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
-         "node": {"path": "/usr/bin/node", "dev": 1, "ino": 2, "size": 3, "mtimeNs": 0}, "nodeVersion": "v20.20.2",
-         "bwrap": {"path": "/usr/bin/bwrap", "dev": 0, "ino": 0, "size": 0, "mtimeNs": 0},
+         "node": {"path": "/usr/bin/node", "dev": 1, "ino": "2", "size": 3, "mtimeNs": "0"}, "nodeVersion": "v20.20.2",
+         "bwrap": {"path": "/usr/bin/bwrap", "dev": 0, "ino": "0", "size": 0, "mtimeNs": "0"},
          # fuzz_attest_report.c's host view, exactly: the world report that passes.
-         "sharedObjects": [{"path": "/usr/lib/x86_64-linux-gnu/libc.so.6", "dev": 0, "ino": 0, "size": 0, "mtimeNs": 0,
+         "sharedObjects": [{"path": "/usr/lib/x86_64-linux-gnu/libc.so.6", "dev": 0, "ino": "0", "size": 0, "mtimeNs": "0",
                             "dest": "/lib/x86_64-linux-gnu/libc.so.6"},
-                           {"path": "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "dev": 0, "ino": 0, "size": 0,
-                            "mtimeNs": 0, "dest": "/lib64/ld-linux-x86-64.so.2"}],
-         "mountNamespace": "mnt:[4026531832]", "root": {"dev": 1, "ino": 2}, "uid": 0, "gid": 0}
+                           {"path": "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "dev": 0, "ino": "0", "size": 0,
+                            "mtimeNs": "0", "dest": "/lib64/ld-linux-x86-64.so.2"}],
+         "mountNamespace": "mnt:[4026531832]", "root": {"dev": 1, "ino": "2"}, "uid": 0, "gid": 0}
 cellr = {"type": "attest.result", "challenge": world["challenge"], "version": "v20.20.2", "execPath": "/runtime/node",
          "sharedObjects": ["linux-vdso.so.1", "/lib/x86_64-linux-gnu/libc.so.6"], "pid": 2, "uid": 0, "gid": 0,
          "permissionModel": True, "snapshot": False}
 reports = [b"\x01" + json.dumps(world).encode(), b"\x00" + json.dumps(cellr).encode(),
            b"\x02" + json.dumps({**cellr, "snapshot": True}).encode(), b"\x02" + json.dumps(cellr).encode(),
            b"\x00" + b"[" * 20, b"\x01{}"]
-for patch in ({"challenge": "0" * 64}, {"node": {**world["node"], "ino": 9}}, {"bwrap": {**world["bwrap"], "dev": 9}},
-              {"sharedObjects": []}, {"mountNamespace": "mnt:[1]"}, {"root": {"dev": 1, "ino": 3}}, {"uid": 1000},
+for patch in ({"challenge": "0" * 64}, {"node": {**world["node"], "ino": "9"}}, {"bwrap": {**world["bwrap"], "dev": 9}},
+              {"sharedObjects": []}, {"mountNamespace": "mnt:[1]"}, {"root": {"dev": 1, "ino": "3"}}, {"uid": 1000},
               {"nodeVersion": 20}):
     reports.append(b"\x01" + json.dumps({**world, **patch}).encode())
 for patch in ({"challenge": "0" * 64}, {"version": "v22.0.0"}, {"execPath": "/usr/bin/node"},

@@ -14,6 +14,7 @@ import stat
 import subprocess
 
 import pytest
+from pathlib import Path
 
 from capsule_lab import REPO, cell_processes
 from serve_driver import Serve
@@ -82,7 +83,9 @@ def test_signed_statements_verify_with_ours_and_with_sigstores(lab, sigstore, al
     assert {s["name"] for s in world["subject"]} == {f"{cap_id}/guest.mjs", f"{cap_id}/capsule.json"}
     assert vsa["predicate"]["verificationResult"] == "PASSED"
     world_digest = __import__("hashlib").sha256((out / "world.intoto.json").read_bytes()).hexdigest()
-    assert vsa["predicate"]["inputAttestations"] == [{"uri": "world.intoto.json", "digest": {"sha256": world_digest}}]
+    assert vsa["predicate"]["inputAttestations"] == [{"uri": f"file://{out.resolve()}/world.intoto.json",
+                                                      "digest": {"sha256": world_digest}}]
+    assert vsa["predicate"]["verifiedLevels"] == ["DSH_CAPSULE_ADMITTED_V1"]
     assert vsa["predicate"]["policy"]["digest"]["sha256"] == __import__("hashlib").sha256(
         config.read_bytes()).hexdigest()
     for f in sorted(out.glob("*.dsse.json")) + sorted(out.glob("*.sigstore.json")):
@@ -120,6 +123,53 @@ def test_keyid_is_the_ssh_fingerprint_go_verifiers_match(lab, algorithm):
     assert bundle["verificationMaterial"]["publicKey"] == {"hint": printed}
     assert bundle["dsseEnvelope"]["signatures"][0]["keyid"] == printed
     assert lab.run("verify", out / "world.dsse.json", "--key", pub).json["keyid"] == printed
+
+
+def test_statement_fields_conform_to_slsa_vsa_and_survive_a_javascript_reader(lab):
+    """Issue 34's field conformance: a FAILED summary names its result in
+    verifiedLevels (SLSA's SlsaResult "FAILED", it was []); a summary with
+    no world attested has no inputAttestations (it was []); every uri is an
+    absolute file:// URI, percent-encoded (a space or '#' in a path broke
+    them); and no number in a statement is past 2^53, where a JavaScript
+    reader (actions/attest, @sigstore/*) rounds it (mtimeNs was)."""
+    from urllib.parse import unquote, urlparse
+    key, pub, _ = keygen(lab)
+    odd = lab.tmp / "a dir #1 %20"
+    odd.mkdir()
+    _, _, entry = lab.capsule(guest="echo")
+    config = odd / "caps ules.json"
+    config.write_text(lab.config([entry]).read_text())
+    res, out = attest(lab, config, key)
+    assert res.rc == 0, res
+    world = json.loads((out / "world.intoto.json").read_text())
+    [vsa] = [json.loads(p.read_text()) for p in out.glob("vsa-*.intoto.json")]
+    uri = vsa["predicate"]["policy"]["uri"]
+    assert uri.startswith("file:///") and " " not in uri and "#" not in uri, uri
+    assert unquote(urlparse(uri).path) == str(config.resolve()), uri
+    for u in (vsa["predicate"]["resourceUri"], vsa["predicate"]["inputAttestations"][0]["uri"]):
+        assert u.startswith("file:///") and Path(unquote(urlparse(u).path)).exists(), u
+
+    def big_numbers(v, path=""):
+        if isinstance(v, bool):
+            return []
+        if isinstance(v, int):
+            return [path] if abs(v) > 2 ** 53 else []
+        if isinstance(v, dict):
+            return [p for k, x in v.items() for p in big_numbers(x, f"{path}.{k}")]
+        if isinstance(v, list):
+            return [p for i, x in enumerate(v) for p in big_numbers(x, f"{path}[{i}]")]
+        return []
+    assert big_numbers(world) == [] and big_numbers(vsa) == [], big_numbers(world)
+    assert isinstance(world["predicate"]["observed"]["identities"]["node"]["mtimeNs"], str)
+
+    # A capsule refused before its world: FAILED, named, no input attestation.
+    _, _, bad = lab.capsule(guest="echo", integrity="short")
+    out2 = lab.tmp / "refused"
+    res = lab.run("attest", "--config", lab.config([bad]), "--statement", out2, "--key", key)
+    assert res.rc == 1, res
+    [failed] = [json.loads(p.read_text()) for p in out2.glob("vsa-*.intoto.json")]
+    assert failed["predicate"]["verifiedLevels"] == ["FAILED"], failed["predicate"]
+    assert "inputAttestations" not in failed["predicate"], failed["predicate"]
 
 
 def sign_raw(key, data, algorithm):
@@ -213,20 +263,29 @@ def test_a_failed_activation_states_a_failed_summary_with_its_code(lab, sigstore
         assert "MANIFEST_INVALID" in res.json["error"]["message"]
 
 
-def test_verify_exits_non_zero_on_a_summary_of_a_refused_capsule(lab):
+@pytest.mark.parametrize("code,limits,policy", [
+    ("DESCRIBE_LIMIT", {"maxDescriptionBytes": 8}, None),
+    ("POLICY_ID_MISMATCH", {}, {"capsuleId": "corpus.other"}),
+], ids=["describe-limit", "policy-mismatch"])
+def test_verify_exits_non_zero_on_a_summary_of_a_refused_capsule(lab, code, limits, policy):
     """Issue 34, as reported: activate with maxDescriptionBytes 8, state it
     signed, verify the summary: exit 0 and "verified": true before. Now
-    VERIFICATION_FAILED, quoting the refusal the summary records."""
+    VERIFICATION_FAILED, quoting the refusal the summary records. A summary
+    of an early failure (a policy that names another capsule) names only
+    subjects whose digests were read, so it reads as a statement, and fails
+    the same way (issue 34: its capsule.json once had an empty sha256)."""
     key, pub, _ = keygen(lab)
-    _, _, entry = lab.capsule(guest="echo")
-    res, out = attest(lab, lab.config([entry], maxDescriptionBytes=8), key)
-    assert res.rc == 1 and res.json["error"]["code"] == "DESCRIBE_LIMIT", res
+    _, _, entry = lab.capsule(guest="echo", policy=policy)
+    res, out = attest(lab, lab.config([entry], **limits), key)
+    assert res.rc == 1 and res.json["error"]["code"] == code, res
     [vsa] = list(out.glob("vsa-*.dsse.json"))
-    assert json.loads(base64.b64decode(json.loads(vsa.read_text())["payload"]))["predicate"][
-        "verificationResult"] == "FAILED"
-    got = lab.run("verify", vsa, "--key", pub)
-    assert got.rc == 1 and got.json["error"]["code"] == "VERIFICATION_FAILED", got
-    assert "DESCRIBE_LIMIT" in got.json["error"]["message"]
+    statement = json.loads(base64.b64decode(json.loads(vsa.read_text())["payload"]))
+    assert statement["predicate"]["verificationResult"] == "FAILED"
+    assert all(re.fullmatch(r"[0-9a-f]{64}", s["digest"]["sha256"]) for s in statement["subject"]), statement
+    for f in (vsa, vsa.with_name(vsa.name.replace(".dsse.", ".sigstore."))):
+        got = lab.run("verify", f, "--key", pub)
+        assert got.rc == 1 and got.json["error"]["code"] == "VERIFICATION_FAILED", got
+        assert code in got.json["error"]["message"]
 
 
 def test_an_encrypted_key_is_refused_without_a_prompt_even_on_a_terminal(lab):

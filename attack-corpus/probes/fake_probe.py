@@ -58,9 +58,9 @@ if MODE == "wrong-challenge":
 elif MODE == "other-mount-namespace":
     report["mountNamespace"] = "mnt:[4026530000]"
 elif MODE == "other-node":
-    report["node"]["ino"] += 1
+    report["node"]["ino"] = str(int(report["node"]["ino"]) + 1)
 elif MODE == "other-root":
-    report["root"]["ino"] += 1
+    report["root"]["ino"] = str(int(report["root"]["ino"]) + 1)
 elif MODE == "other-shared-objects":
     report["sharedObjects"] = report["sharedObjects"][1:]
 elif MODE == "other-bwrap":

@@ -15,6 +15,7 @@
 #include "dsse.h"
 #include "host.h"
 #include "safe_open.h"
+#include "file_uri.h"
 #include "signing_key.h"
 #include "statement.h"
 #include "version.h"
@@ -80,29 +81,33 @@ static void now_rfc3339(char out[32]) {
   strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* The SLSA VSA v1 predicate: verifiedLevels names the result ("FAILED"
+ * when the capsule was refused, as SlsaResult has it); inputAttestations
+ * is absent when no world was attested; every uri is an absolute,
+ * percent-encoded file:// URI. */
 static json_t *vsa_predicate(const host *h, const loaded_capsule *cap, const char *self,
-                             const char *world_hex, cap_code outcome, const cap_error *why) {
-  char when[32], resource[4200];
+                             const char *dir, const char *world_hex, cap_code outcome,
+                             const cap_error *why) {
+  char when[32], resource[8192], policy_uri[8192], world_path[4200], world_uri[8192];
   now_rfc3339(when);
-  snprintf(resource, sizeof resource, "file://%s", cap->cfg->bundle ? cap->cfg->bundle : cap->cfg->root);
-  json_t *inputs = json_array();
-  if (world_hex[0])
-    json_array_append_new(inputs, json_pack("{s:s,s:{s:s}}", "uri", "world.intoto.json", "digest",
-                                            "sha256", world_hex));
-  char policy_uri[4200];
-  snprintf(policy_uri, sizeof policy_uri, "file://%s", h->cfg.path);
-  json_t *p = json_pack("{s:{s:s,s:{s:s,s:s}},s:s,s:s,s:{s:s,s:{s:s}},s:o,s:s,s:[]}", "verifier",
+  int n = snprintf(world_path, sizeof world_path, "%s/world.intoto.json", dir);
+  if (!file_uri(cap->cfg->bundle ? cap->cfg->bundle : cap->cfg->root, resource, sizeof resource) ||
+      !file_uri(h->cfg.path, policy_uri, sizeof policy_uri) || n < 0 || (size_t)n >= sizeof world_path ||
+      !file_uri(world_path, world_uri, sizeof world_uri))
+    return NULL;
+  json_t *p = json_pack("{s:{s:s,s:{s:s,s:s}},s:s,s:s,s:{s:s,s:{s:s}},s:s,s:[s]}", "verifier",
                         "id", VSA_VERIFIER_ID, "version", "capsule-host", CAPSULE_VERSION,
                         "capsule-host.sha256", self, "timeVerified", when, "resourceUri", resource,
                         "policy", "uri", policy_uri, "digest", "sha256", h->cfg.sha256,
-                        "inputAttestations", inputs, "verificationResult",
-                        outcome ? "FAILED" : "PASSED", "verifiedLevels");
+                        "verificationResult", outcome ? "FAILED" : "PASSED", "verifiedLevels",
+                        outcome ? "FAILED" : "DSH_CAPSULE_ADMITTED_V1");
   if (!p) return NULL;
+  if (world_hex[0])
+    json_object_set_new(p, "inputAttestations", json_pack("[{s:s,s:{s:s}}]", "uri", world_uri, "digest",
+                                                          "sha256", world_hex));
   if (outcome)
     json_object_set_new(p, "failure", json_pack("{s:s,s:s}", "code", cap_code_name(outcome), "message",
                                                 why ? why->message : ""));
-  else
-    json_array_append_new(json_object_get(p, "verifiedLevels"), json_string("DSH_CAPSULE_ADMITTED_V1"));
   return p;
 }
 
@@ -168,7 +173,7 @@ cap_code attestation_write(host *h, const char *dir, const signing_key *key, cap
       json_decref(subjects);
       continue;
     }
-    json_t *p = vsa_predicate(h, cap, self, world_hex, outcome, why);
+    json_t *p = vsa_predicate(h, cap, self, dir, world_hex, outcome, why);
     snprintf(stem, sizeof stem, "vsa-%s", id);
     rc = p ? state(dirfd, stem, statement_new(subjects, VSA_PREDICATE_TYPE, p), key, files, hex, err)
            : cap_fail(err, CAP_E_INTERNAL, "the verification summary cannot be built");
