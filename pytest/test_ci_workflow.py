@@ -3,6 +3,7 @@ composite action lint clean (actionlint 1.7.7 and GitHub's schemas, pinned
 in pytest/workflow-lint), the Ubuntu 24.04 job proves the gate in the
 README's order, the gate's checker tells a restricted machine from a healthy
 one, and the action's gate script runs a real config end to end here."""
+import hashlib
 import json
 import os
 import re
@@ -146,13 +147,15 @@ def test_gate_checker_passes_this_healthy_machine(lab, tmp_path):
     assert expect("restricted", doctor, attest).returncode == 1
 
 
-def run_gate(lab, config_text, calls):
+def run_gate(lab, config_text, calls, key_file=None):
     config = lab.tmp / "gate-config.json"
     config.write_text(config_text)
     reports = lab.tmp / "gate-reports"
     env = {"PATH": os.environ["PATH"], "TMPDIR": str(lab.stage), "GITHUB_WORKSPACE": str(REPO),
            "CAPSULE_CONFIG": str(config), "CAPSULE_CALLS": calls, "CAPSULE_REPORTS": str(reports),
-           "CAPSULE_HOST": str(BIN / "capsule-host"), "GITHUB_OUTPUT": str(lab.tmp / "gh-output")}
+           "CAPSULE_HOST": str(BIN / "capsule-host"), "GITHUB_OUTPUT": str(lab.tmp / "gh-output"),
+           "GITHUB_STEP_SUMMARY": str(lab.tmp / "gh-summary"),
+           **({"CAPSULE_ATTEST_KEY_FILE": str(key_file)} if key_file else {})}
     p = subprocess.run(["bash", str(GATE)], env=env, capture_output=True, text=True, timeout=300)
     return p, reports
 
@@ -174,7 +177,56 @@ def test_action_gate_activates_attests_and_calls(lab):
     assert sorted(p.name for p in (reports / "statements").iterdir()) == [
         "vsa-example.echo.intoto.json", "world.intoto.json", "world.predicate.json"]
     assert "NOT signed" in p.stdout
+    # Issue 34: the job summary shows the verdict without the artifacts.
+    summary = (lab.tmp / "gh-summary").read_text()
+    world = hashlib.sha256((reports / "statements" / "world.intoto.json").read_bytes()).hexdigest()
+    assert summary.startswith("## dsh-capsule gate: passed (1 tools, 2 smoke call(s))"), summary
+    assert "| bwrap-preflight | ok |" in summary and f"`{world}`" in summary and "NOT signed" in summary
+    assert "| call-2 | ok |" in summary
     assert cell_processes() == [] and lab.leftovers() == []
+
+
+def test_action_gate_summary_names_the_signing_key_and_the_failure(lab):
+    key = lab.tmp / "gate"
+    made = lab.run("keygen", "--out", key)
+    assert made.rc == 0, made
+    p, reports = run_gate(lab, ECHO, 'capsule_echo {"wrong": 1}\n', key_file=f"{key}.key")
+    assert p.returncode == 1
+    summary = (lab.tmp / "gh-summary").read_text()
+    env = json.loads((reports / "statements" / "world.dsse.json").read_text())
+    assert summary.startswith("## dsh-capsule gate: call 1 (capsule_echo) FAILED: INPUT_INVALID"), summary
+    assert env["signatures"][0]["keyid"] == made.json["keyid"]
+    assert f"`{made.json['keyid']}`" in summary and "| call-1 | INPUT_INVALID |" in summary
+    assert cell_processes() == [] and lab.leftovers() == []
+
+
+def test_every_action_is_pinned_and_only_the_keyless_job_may_sign():
+    """Issue 34: no third-party action was pinned by commit (and the
+    composite action's nested setup-node and upload-artifact stayed mutable
+    even when an adopter pinned ours); id-token and attestations were
+    granted to the whole self-test matrix on every event; superseded runs
+    on main could be cancelled before their keyless attestation; push and
+    pull_request ran twice per pull request."""
+    files = sorted((REPO / ".github" / "workflows").glob("*.yml")) + [ACTION]
+    for f in files:
+        for line in f.read_text().splitlines():
+            m = re.search(r"uses:\s*(\S+)(.*)", line)
+            if not m or m.group(1).startswith("./"):
+                continue
+            assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", m.group(1)), (f.name, line)
+            assert re.fullmatch(r"\s+# v\d+(\.\d+)*", m.group(2)), (f.name, line)
+    wf = yaml.safe_load(WORKFLOW.read_text())
+    assert wf["permissions"] == {"contents": "read"}
+    writers = {name for name, job in wf["jobs"].items()
+               if any(v == "write" for v in (job.get("permissions") or {}).values())}
+    assert writers == {"keyless-attestation"}, writers
+    keyless = wf["jobs"]["keyless-attestation"]
+    assert keyless["if"] == "github.event_name == 'push' && github.ref == 'refs/heads/main'"
+    assert any("actions/attest@" in s.get("uses", "") for s in keyless["steps"])
+    assert not any("actions/attest@" in s.get("uses", "") for s in wf["jobs"]["action-self-test"]["steps"])
+    assert wf[True]["push"] == {"branches": ["main"]} and "pull_request" in wf[True]
+    assert wf["concurrency"]["cancel-in-progress"] == "${{ github.event_name == 'pull_request' }}"
+    assert "github.sha" in wf["concurrency"]["group"]
 
 
 def test_action_gate_fails_with_the_activation_code(lab):
@@ -200,10 +252,10 @@ def test_ci_as_written_covers_what_issue_25_found():
     and a ClusterFuzzLite job pinned, bounded and triggered by every file
     it builds."""
     wf = yaml.safe_load(WORKFLOW.read_text())
-    assert wf["concurrency"]["cancel-in-progress"] is True and "github.ref" in wf["concurrency"]["group"]
+    assert "github.ref" in wf["concurrency"]["group"]
     for name in ("ubuntu-24-04-apparmor", "action-self-test"):
         job = wf["jobs"][name]
-        assert job["strategy"]["matrix"]["node"] == ["22", "24"], name
+        assert job["strategy"]["matrix"]["node"] == ["22", "24", "26"], name
     gate = wf["jobs"]["ubuntu-24-04-apparmor"]
     diag = [s for s in gate["steps"] if s.get("if") == "failure()"]
     assert diag and "journalctl -k" in diag[0]["run"] and "dpkg-query" in diag[0]["run"]

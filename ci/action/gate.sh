@@ -14,13 +14,20 @@
 #   4. each smoke call (CAPSULE_CALLS: one "TOOL JSON" per line) must return
 #      isError false
 # Reports land in CAPSULE_REPORTS (default ./capsule-gate): config.json,
-# doctor.json, activation.json, attestation.json, call-N.json.
+# doctor.json, activation.json, attestation.json, call-N.json; on GitHub the
+# job summary (ci/action/summary.py) shows the verdict, doctor's checks, the
+# world statement's digest and signing key id, and the smoke calls.
 # The config may write ${GITHUB_WORKSPACE} in paths; only that is expanded.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 host="${CAPSULE_HOST:-$root/build/bin/capsule-host}"  # CAPSULE_HOST: another build (tests)
 out=${CAPSULE_REPORTS:-$PWD/capsule-gate}
 mkdir -p "$out"
+
+# The job summary ($GITHUB_STEP_SUMMARY, on GitHub): the verdict at a glance.
+job_summary() { # outcome
+  [ -z "${GITHUB_STEP_SUMMARY:-}" ] || python3 "$root/ci/action/summary.py" "$out" "$1" >> "$GITHUB_STEP_SUMMARY" || true
+}
 
 fail() { # title, report file
   local summary
@@ -40,6 +47,7 @@ PY
 )
   echo "::error title=dsh-capsule gate: $1::${summary//$'\n'/%0A}"
   echo "gate: $1 FAILED: $summary" >&2
+  job_summary "$1 FAILED: ${summary%%$'\n'*}"
   exit 1
 }
 
@@ -86,4 +94,5 @@ done <<< "${CAPSULE_CALLS:-}"
 
 tools=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["tools"]))' "$out/activation.json")
 echo "gate: ok: $tools tools published, $n smoke call(s) passed; reports in $out"
+job_summary "passed ($tools tools, $n smoke call(s))"
 [ -z "${GITHUB_OUTPUT:-}" ] || printf 'report-dir=%s\nstatements-dir=%s\n' "$out" "$statements" >> "$GITHUB_OUTPUT"
