@@ -172,6 +172,107 @@ def test_statement_fields_conform_to_slsa_vsa_and_survive_a_javascript_reader(la
     assert "inputAttestations" not in failed["predicate"], failed["predicate"]
 
 
+def slsa_and_in_toto_field_rules(statement):
+    """What in-toto Statement v1 and SLSA VSA v1 require of the fields this
+    host writes; returns the broken rules (empty: conforms)."""
+    from urllib.parse import urlparse
+    broken = []
+    if statement.get("_type") != "https://in-toto.io/Statement/v1":
+        broken.append("_type")
+    for s in statement.get("subject", []):
+        if not s.get("name") or not re.fullmatch(r"[0-9a-f]{64}", s.get("digest", {}).get("sha256", "")):
+            broken.append(f"subject {s}")
+    if not statement.get("subject"):
+        broken.append("no subject")
+
+    def absolute_file_uri(u):
+        parsed = urlparse(u)
+        return parsed.scheme == "file" and parsed.path.startswith("/") and " " not in u and "#" not in u
+
+    def numbers(v):
+        if isinstance(v, bool):
+            return []
+        if isinstance(v, int):
+            return [v] if abs(v) > 2 ** 53 else []
+        if isinstance(v, dict):
+            return [n for x in v.values() for n in numbers(x)]
+        if isinstance(v, list):
+            return [n for x in v for n in numbers(x)]
+        return []
+    if numbers(statement):
+        broken.append("a number past 2^53")
+    if statement.get("predicateType") != "https://slsa.dev/verification_summary/v1":
+        return broken
+    p = statement["predicate"]
+    if not p.get("verifier", {}).get("id"):
+        broken.append("verifier.id")
+    if not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", p.get("timeVerified", "")):
+        broken.append("timeVerified")
+    for u in [p.get("resourceUri"), p.get("policy", {}).get("uri")] + [a.get("uri") for a in p.get("inputAttestations", [])]:
+        if not u or not absolute_file_uri(u):
+            broken.append(f"uri {u}")
+    if "inputAttestations" in p and not p["inputAttestations"]:
+        broken.append("inputAttestations [] (absent, or named)")
+    result = p.get("verificationResult")
+    levels = p.get("verifiedLevels")
+    if result not in ("PASSED", "FAILED") or not levels or (("FAILED" in levels) != (result == "FAILED")):
+        broken.append(f"verificationResult {result} / verifiedLevels {levels}")
+    if any(lv.startswith("SLSA_") for lv in levels or []):
+        broken.append("a custom level named SLSA_")
+    return broken
+
+
+@pytest.mark.parametrize("algorithm", ["ed25519", "ecdsa-p256"])
+def test_every_statement_kind_with_every_offline_consumer(lab, sigstore, algorithm, capsys):
+    """Issue 34's interop table: every statement kind the host writes (the
+    world, a PASSED and a FAILED summary), as envelope and as bundle, by
+    every independent consumer that runs offline here: our verify,
+    @sigstore/verify 4.1.3 with @sigstore/bundle's schema (bundleFromJSON),
+    the key id Go's DSSE verifier matches (OpenSSH's fingerprint, by
+    ssh-keygen), and the in-toto / SLSA VSA field rules."""
+    from cryptography.hazmat.primitives import serialization
+    key, pub, made = keygen(lab, algorithm)
+    ssh = serialization.load_pem_public_key(pub.read_bytes()).public_bytes(
+        serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
+    (lab.tmp / "gate.ssh").write_bytes(ssh + b"\n")
+    fingerprint = subprocess.run(["ssh-keygen", "-l", "-E", "sha256", "-f", str(lab.tmp / "gate.ssh")],
+                                 capture_output=True, text=True, check=True).stdout.split()[1]
+    _, _, ok_entry = lab.capsule(guest="echo", manifest={"id": "corpus.passes"})
+    passed_dir = lab.tmp / "passed"
+    res = lab.run("attest", "--config", lab.config([ok_entry]), "--statement", passed_dir, "--key", key)
+    assert res.rc == 0, res
+    _, _, bad_entry = lab.capsule(guest="echo", manifest={"id": "corpus.refused"})
+    failed_dir = lab.tmp / "failed"
+    res = lab.run("attest", "--config", lab.config([bad_entry], maxDescriptionBytes=8), "--statement",
+                  failed_dir, "--key", key)
+    assert res.rc == 1 and res.json["error"]["code"] == "DESCRIBE_LIMIT", res
+    kinds = {"world": passed_dir / "world", "summary PASSED": passed_dir / "vsa-corpus.passes",
+             "summary FAILED": failed_dir / "vsa-corpus.refused"}
+    rows = []
+    for kind, stem in kinds.items():
+        statement = json.loads(Path(f"{stem}.intoto.json").read_text())
+        broken = slsa_and_in_toto_field_rules(statement)
+        assert broken == [], (kind, broken)
+        for container in ("dsse", "sigstore"):
+            f = Path(f"{stem}.{container}.json")
+            doc = json.loads(f.read_text())
+            keyid = (doc.get("dsseEnvelope") or doc)["signatures"][0]["keyid"]
+            ours = lab.run("verify", f, "--key", pub)
+            want_ours = "VERIFICATION_FAILED" if kind == "summary FAILED" else None
+            assert ours.code == want_ours, (kind, container, ours)
+            assert sigstore(f, pub) == {"ok": True}, (kind, container)
+            assert keyid == fingerprint, (kind, container, keyid)
+            if container == "sigstore":
+                assert doc["verificationMaterial"]["publicKey"] == {"hint": fingerprint}
+            rows.append((kind, container, "accept" if want_ours is None else "refuse: VERIFICATION_FAILED",
+                         "accept", "accept", "conforms"))
+    with capsys.disabled():
+        print(f"\n{algorithm}: statement | container | capsule-host verify | @sigstore/verify+bundle | "
+              f"Go keyid rule | in-toto/SLSA fields")
+        for r in rows:
+            print(" | ".join(r))
+
+
 def sign_raw(key, data, algorithm):
     """A signature over data itself (not over DSSE's PAE), with OpenSSL."""
     message = key.parent / "raw-payload"
