@@ -7,7 +7,8 @@
 
 #define SHA "abababababababababababababababababababababababababababababababab"
 #define SUBJECT "{\"name\":\"x.cap/guest.mjs\",\"digest\":{\"sha256\":\"" SHA "\"}}"
-#define VSA "{\"verifier\":{\"id\":\"v\"},\"timeVerified\":\"t\",\"policy\":{},\"verificationResult\":\"PASSED\"}"
+#define VSA "{\"verifier\":{\"id\":\"" VSA_VERIFIER_ID "\"},\"timeVerified\":\"t\",\"policy\":{},\"verificationResult\":\"PASSED\"}"
+#define OTHER_VSA "{\"verifier\":{\"id\":\"v\"},\"timeVerified\":\"t\",\"policy\":{},\"verificationResult\":\"PASSED\"}"
 
 static cap_code read_text(const char *text, json_t **s) {
   cap_error err = {0};
@@ -33,6 +34,8 @@ static void statements(void **state) {
       {"{\"_type\":\"" STATEMENT_TYPE "\",\"subject\":[" SUBJECT "],\"predicateType\":\"" VSA_PREDICATE_TYPE "\",\"predicate\":" VSA ",\"x\":1}", CAP_E_STATEMENT_INVALID},
       {"{\"_type\":\"" STATEMENT_TYPE "\",\"subject\":[" SUBJECT "],\"predicateType\":\"" WORLD_PREDICATE_TYPE "\",\"predicate\":{}}", CAP_E_STATEMENT_INVALID},
       {"not json", CAP_E_STATEMENT_INVALID},
+      /* a summary is this host's word only */
+      {"{\"_type\":\"" STATEMENT_TYPE "\",\"subject\":[" SUBJECT "],\"predicateType\":\"" VSA_PREDICATE_TYPE "\",\"predicate\":" OTHER_VSA "}", CAP_E_STATEMENT_INVALID},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     cap_code rc = read_text(bad[i].text, &s);
