@@ -51,7 +51,7 @@ GEN_PROBE := $(BUILD)/gen/cell_loader_cjs.h
 UNIT_SRC := $(wildcard unit/test_*.c)
 UNIT_BIN := $(patsubst unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
 
-.PHONY: all libs deps test test-dsh unit worlds examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report bench
+.PHONY: all libs deps test test-dsh unit worlds examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report bench soak
 all: $(BIN)/capsule-host $(BIN)/capsule-launcher $(BIN)/capsule-probe
 
 libs: $(CAPSULE_LIBS)
@@ -138,6 +138,11 @@ fuzz-report:
 bench: all
 	$(MAKE) -s -C bench
 	$(PYTHON) bench/bench.py
+
+# One serve, SOAK_CALLS (10,000) mixed calls: nothing may grow per call
+# (bench/soak.py; prints a table, writes build/soak.md). Not a timed test.
+soak: all
+	$(PYTHON) bench/soak.py
 
 # The suite in the worlds users run (ci/worlds.py: Node 20/22/24 as root,
 # Node 22 as an ordinary user, fresh Debian 12 and 13); WORLDS="node22
