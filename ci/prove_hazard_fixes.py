@@ -4,7 +4,9 @@ just that fix, rebuild, and require that the cases guarding it now FAIL
 (and pass on the unmodified tree). A case is a corpus id (family/name) or a
 pytest node id (file::test). Prints a table; exits 1 if any case survives
 its fix's removal. Run: make prove-fixes"""
+import concurrent.futures
 import os
+import queue
 import re
 import shutil
 import subprocess
@@ -387,11 +389,46 @@ def run_cases(tree, cases):
     return failed, p
 
 
+def prove(tmp, base, revert_entry, slot, survivors_here):
+    """Reverts one fix in a copy of base (slot: which worker's copy), builds
+    it, runs its cases; returns its rows and the cases that survived."""
+    fix, path, old, new, cases = revert_entry
+    tree = Path(tmp) / f"mutant-{slot}"
+    if tree.exists():
+        shutil.rmtree(tree)
+    # The base's build comes along (mtimes kept): make recompiles only the
+    # reverted file, newer than its object. The Makefile tracks no header
+    # dependencies, so a header revert starts clean.
+    shutil.copytree(base, tree, symlinks=True)
+    if not path.endswith(".c"):
+        shutil.rmtree(tree / "build")
+    src = tree / path
+    text = src.read_text()
+    src.write_text(revert(text, old, new, fix, path))
+    built = subprocess.run(["make", "-s", "-C", str(tree), "-j2"], capture_output=True, text=True)
+    if built.returncode != 0:
+        sys.exit(f"revert for '{fix}' does not build:\n{built.stderr[-2000:]}")
+    failed, _ = run_cases(tree, cases)
+    rows, survivors = [], []
+    for c in cases:
+        known = survivors_here.get((fix, c))
+        verdict = ("FAILS (fix proven)" if c in failed else
+                   f"still passes: {known}" if known else "STILL PASSES")
+        rows.append((fix, c, verdict))
+        if c not in failed and not known:
+            survivors.append((fix, c))
+    return rows, survivors
+
+
 def main():
     survivors_here = known_survivors()
     # PROVE_ONLY=<regex> proves only the fixes whose name matches (local runs).
     only = os.environ.get("PROVE_ONLY")
     reverts = [r for r in REVERTS if not only or re.search(only, r[0])]
+    # Two mutants at a time on two cores (PROVE_JOBS): the cases mostly wait
+    # on cells, and each mutant has its own tree, build, staging and
+    # processes (every case counts only what its own run started).
+    jobs = max(1, int(os.environ.get("PROVE_JOBS", str(min(2, os.cpu_count() or 1)))))
     rows, survivors = [], []
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "base"
@@ -402,30 +439,20 @@ def main():
         if failed or p.returncode != 0:
             print(p.stdout[-3000:])
             sys.exit("cases fail on the unmodified tree: " + ", ".join(sorted(failed)))
-        for fix, path, old, new, cases in reverts:
-            tree = Path(tmp) / "mutant"
-            if tree.exists():
-                shutil.rmtree(tree)
-            # The base's build comes along (mtimes kept): make recompiles
-            # only the reverted file, newer than its object. The Makefile
-            # tracks no header dependencies, so a header revert starts clean.
-            shutil.copytree(base, tree, symlinks=True)
-            if not path.endswith(".c"):
-                shutil.rmtree(tree / "build")
-            src = tree / path
-            text = src.read_text()
-            src.write_text(revert(text, old, new, fix, path))
-            built = subprocess.run(["make", "-s", "-C", str(tree), "-j2"], capture_output=True, text=True)
-            if built.returncode != 0:
-                sys.exit(f"revert for '{fix}' does not build:\n{built.stderr[-2000:]}")
-            failed, _ = run_cases(tree, cases)
-            for c in cases:
-                known = survivors_here.get((fix, c))
-                verdict = ("FAILS (fix proven)" if c in failed else
-                           f"still passes: {known}" if known else "STILL PASSES")
-                rows.append((fix, c, verdict))
-                if c not in failed and not known:
-                    survivors.append((fix, c))
+        slots = queue.Queue()
+        for i in range(jobs):
+            slots.put(i)
+
+        def one(entry):
+            slot = slots.get()
+            try:
+                return prove(tmp, base, entry, slot, survivors_here)
+            finally:
+                slots.put(slot)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            for r, s in pool.map(one, reverts):  # in REVERTS order, whatever finished first
+                rows += r
+                survivors += s
     width = max(len(r[0]) for r in rows)
     print(f"{'fix reverted':<{width}}  {'case':<44}  with fix  reverted")
     for fix, c, verdict in rows:
