@@ -161,6 +161,7 @@ def test_statement_fields_conform_to_slsa_vsa_and_survive_a_javascript_reader(la
         return []
     assert big_numbers(world) == [] and big_numbers(vsa) == [], big_numbers(world)
     assert isinstance(world["predicate"]["observed"]["identities"]["node"]["mtimeNs"], str)
+    assert set(world["predicate"]["observed"]["kernelAbi"]) == {"i386", "x32"}  # said, not assumed
 
     # A capsule refused before its world: FAILED, named, no input attestation.
     _, _, bad = lab.capsule(guest="echo", integrity="short")

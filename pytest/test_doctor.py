@@ -23,10 +23,38 @@ def test_healthy_machine(lab):
     assert res.rc == 0, res
     assert all(c["ok"] for c in checks.values()), checks
     assert set(checks) == {"bubblewrap", "userns-sysctl", "bwrap-preflight", "bwrap-ro-bind-fd", "node", "cell-ceilings",
-                           "attestation", "startup-snapshot"}
+                           "kernel-abi", "attestation", "startup-snapshot"}
     # doctor builds the snapshot serve would build, and a cell runs from it.
     assert "a cell ran from it" in checks["startup-snapshot"]["detail"], checks
     assert lab.leftovers() == []
+
+
+def i386_entry_faults():
+    """int $0x80 (getpid), run outside any sandbox from executable memory in
+    a child Python: True when it faults, as on a kernel without the entry."""
+    import subprocess
+    import sys
+    code = ("import ctypes, mmap\n"
+            "m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)\n"
+            "m.write(bytes([0xb8, 20, 0, 0, 0, 0xcd, 0x80, 0xc3]))\n"
+            "ctypes.CFUNCTYPE(ctypes.c_long)(ctypes.addressof(ctypes.c_char.from_buffer(m)))()\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True).returncode < 0
+
+
+def test_doctor_and_the_world_say_which_syscall_entries_this_kernel_has(lab):
+    """Issue 33: a kernel without the i386 entry (int $0x80 faults) made 25
+    tests fail; kernel features are now detected and said. doctor's
+    kernel-abi check and the world's observed.kernelAbi agree with an
+    independent probe of the i386 entry (and name the x32 entry too)."""
+    res, checks = doctor(lab)
+    detail = checks["kernel-abi"]["detail"]
+    faults = i386_entry_faults()
+    assert ("i386 entry (int $0x80): absent: int $0x80 faults" in detail) == faults, detail
+    assert ("i386 entry (int $0x80): present" in detail) == (not faults), detail
+    assert "x32 entry: present" in detail or "x32 entry: absent" in detail, detail
+    world = lab.run("attest").json["attestation"]["host"]["kernelAbi"]
+    assert world["i386"].startswith("absent: int $0x80 faults" if faults else "present"), world
+    print(f"this kernel: {detail}")
 
 
 @pytest.mark.parametrize("mode,check,code,fix", [

@@ -26,6 +26,7 @@
 #include "seccomp_policy.h"
 #include "strict_json.h"
 #include "clock.h"
+#include "kernel_abi.h"
 #include "node_version.h"
 
 static const char *const ns_names[] = {"mnt", "pid", "net", "user", "ipc", "uts", NULL};
@@ -223,6 +224,9 @@ cap_code host_attest_world(host *h, cap_error *err) {
   json_object_set_new(json_object_get(report, "host"), "bwrap", runtime_identity_json(&h->bwrap));
   json_object_set_new(json_object_get(report, "host"), "sharedObjects",
                       runtime_objects_json(&h->node));
+  /* Which other system call entries this kernel has (the seccomp filter
+   * denies both either way): a fact of the machine, said, not assumed. */
+  json_object_set_new(json_object_get(report, "host"), "kernelAbi", kernel_abi_json());
   if (world_phase(h, report, err)) {
     json_decref(report);
     return err->code;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bwrap_diagnosis.h"
+#include "kernel_abi.h"
 #include "clock.h"
 #include "node_version.h"
 #include "call/verdict.h"
@@ -170,6 +171,14 @@ int doctor_run(host *h) {
            h->cfg.limits.max_cell_memory_mb, h->cfg.limits.max_cell_cpu_seconds,
            h->cfg.limits.max_cell_file_bytes, h->cfg.limits.max_cell_open_files);
   add(&r, "cell-ceilings", CAP_OK, detail, NULL);
+  /* Informational: the seccomp filter denies both entries; where the kernel
+   * has none, those attacks are impossible outright (and the corpus's
+   * hazard cases accept "unavailable"). */
+  json_t *abi = kernel_abi_json();
+  snprintf(detail, sizeof detail, "i386 entry (int $0x80): %s; x32 entry: %s",
+           json_string_value(json_object_get(abi, "i386")), json_string_value(json_object_get(abi, "x32")));
+  json_decref(abi);
+  add(&r, "kernel-abi", CAP_OK, detail, NULL);
   if (r.ok) {
     memset(&err, 0, sizeof err);
     cap_code a = host_attest(h, &err);
