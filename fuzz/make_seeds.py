@@ -219,7 +219,9 @@ world = {"type": "attest.world.result", "challenge": "00112233445566778899aabbcc
          "mountNamespace": "mnt:[4026531832]", "root": {"dev": 1, "ino": "2"}, "uid": 0, "gid": 0}
 cellr = {"type": "attest.result", "challenge": world["challenge"], "version": "v20.20.2", "execPath": "/runtime/node",
          "sharedObjects": ["linux-vdso.so.1", "/lib/x86_64-linux-gnu/libc.so.6"], "pid": 2, "uid": 0, "gid": 0,
-         "permissionModel": True, "snapshot": False}
+         "permissionModel": True, "snapshot": False,
+         "permissionScopes": {"fs.read": "denied", "fs.write": "denied", "child": "denied", "worker": "denied",
+                              "wasi": "denied", "net": "allowed", "inspector": "denied"}}
 reports = [b"\x01" + json.dumps(world).encode(), b"\x00" + json.dumps(cellr).encode(),
            b"\x02" + json.dumps({**cellr, "snapshot": True}).encode(), b"\x02" + json.dumps(cellr).encode(),
            b"\x00" + b"[" * 20, b"\x01{}"]
@@ -229,7 +231,8 @@ for patch in ({"challenge": "0" * 64}, {"node": {**world["node"], "ino": "9"}}, 
     reports.append(b"\x01" + json.dumps({**world, **patch}).encode())
 for patch in ({"challenge": "0" * 64}, {"version": "v22.0.0"}, {"execPath": "/usr/bin/node"},
               {"sharedObjects": ["/etc/passwd"]}, {"sharedObjects": [1]}, {"sharedObjects": "x"},
-              {"snapshot": True}, {"permissionModel": False}):
+              {"snapshot": True}, {"permissionModel": False}, {"permissionScopes": {"worker": "allowed"}},
+              {"permissionScopes": []}):
     reports.append(b"\x00" + json.dumps({**cellr, **patch}).encode())
 write("attest_report", reports)
 

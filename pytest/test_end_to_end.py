@@ -67,6 +67,12 @@ def test_attestation_report(lab):
     assert a["world"]["mountNamespace"] == a["host"]["mountNamespace"]
     assert a["cell"]["execPath"] == "/runtime/node"
     assert a["cell"]["permissionModel"] is True
+    # Measured in the cell, per line (issue 33): the scopes the threat model
+    # names are refused on every line; the network only from Node 26 on.
+    scopes = a["cell"]["permissionScopes"]
+    assert all(scopes[s] == "denied" for s in ("fs.read", "fs.write", "child", "worker")), scopes
+    major = int(a["world"]["nodeVersion"].lstrip("v").split(".")[0])
+    assert scopes["net"] == ("denied" if major >= 26 else "allowed"), (major, scopes)
     assert a["cell"]["version"] == a["world"]["nodeVersion"]
     for ns in ("mnt", "pid", "net", "user", "ipc", "uts"):
         own = os.readlink(f"/proc/self/ns/{ns}")

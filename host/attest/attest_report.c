@@ -59,7 +59,8 @@ cap_code attest_check_cell(const runtime_view *node, const char *node_version,
                            bool snapshot_mounted, const json_t *r, const char *challenge,
                            cap_error *err) {
   static const char *const keys[] = {"type", "challenge", "version", "execPath", "sharedObjects",
-                                     "pid", "uid", "gid", "permissionModel", "snapshot", NULL};
+                                     "pid", "uid", "gid", "permissionModel", "permissionScopes",
+                                     "snapshot", NULL};
   if (!sj_keys(r, keys, keys, CAP_E_ATTEST_OUTPUT_INVALID, "cell report", err)) return err->code;
   const char *got = json_string_value(json_object_get(r, "challenge"));
   if (!got || strcmp(got, challenge) != 0)
@@ -91,6 +92,22 @@ cap_code attest_check_cell(const runtime_view *node, const char *node_version,
                     snapshot_mounted ? "mounted" : "did not mount");
   if (!json_is_true(json_object_get(r, "permissionModel")))
     return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "Node permission model is not active in the cell");
+  /* The scopes the threat model's L9 names must be refused; the others
+   * (net: Node 26 only) are recorded as this line answers them. */
+  const json_t *scopes = json_object_get(r, "permissionScopes");
+  static const char *const required[] = {"fs.read", "fs.write", "child", "worker", NULL};
+  if (!json_is_object(scopes) || json_object_size(scopes) > 16)
+    return cap_fail(err, CAP_E_ATTEST_OUTPUT_INVALID, "cell report lacks permissionScopes");
+  const char *scope;
+  json_t *v;
+  json_object_foreach((json_t *)scopes, scope, v) if (!json_is_string(v))
+      return cap_fail(err, CAP_E_ATTEST_OUTPUT_INVALID, "bad permissionScopes entry");
+  for (size_t k = 0; required[k]; k++) {
+    const char *answer = json_string_value(json_object_get(scopes, required[k]));
+    if (!answer || strcmp(answer, "denied") != 0)
+      return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "the cell's Node permission model does not "
+                      "refuse %s (%.80s)", required[k], answer ? answer : "not reported");
+  }
   return CAP_OK;
 }
 

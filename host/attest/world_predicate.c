@@ -80,6 +80,10 @@ cap_code world_predicate(const host *h, json_t **predicate, cap_error *err) {
       json_object_get(r, "startupSnapshot"));
   if (!*predicate) return cap_fail(err, CAP_E_INTERNAL, "the world predicate cannot be built");
   json_object_set(json_object_get(*predicate, "observed"), "kernelAbi", json_object_get(host_view, "kernelAbi"));
+  /* What this Node line's permission model refuses (measured in the cell):
+   * compared as part of the world, as the Node binary already is. */
+  json_object_set(json_object_get(*predicate, "cell"), "permissionScopes",
+                  json_object_get(cell, "permissionScopes"));
   /* Statement files name no host path by accident: these are the paths the
    * host resolved, which a reviewer must see to know which Node ran. */
   return CAP_OK;

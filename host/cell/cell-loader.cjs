@@ -51,6 +51,32 @@ function permissionModelActive() {
   return Boolean(process.permission) && !process.permission.has("fs.read", "/etc/passwd");
 }
 
+// What the permission model of this Node line refuses, measured: each
+// scope is tried where the model answers first and synchronously, on a
+// target that leaves nothing behind (a path no allowlist names, an
+// abstract socket). Node 20-24 do not restrict the network; 26 does.
+function permissionScopes() {
+  const tries = {
+    "fs.read": () => require("node:fs").readFileSync("/etc/hostname"),
+    "fs.write": () => require("node:fs").writeFileSync("/runtime/.scope-probe", ""),
+    child: () => require("node:child_process").spawnSync("/runtime/node", ["-e", "0"]),
+    worker: () => new (require("node:worker_threads").Worker)("0", { eval: true }).terminate(),
+    wasi: () => new (require("node:wasi").WASI)({ version: "preview1" }),
+    net: () => { const s = require("node:net").createServer(); s.listen("\0capsule-scope-probe"); s.close(); },
+    inspector: () => require("node:inspector").open(0),
+  };
+  const out = {};
+  for (const [scope, attempt] of Object.entries(tries)) {
+    try {
+      attempt();
+      out[scope] = "allowed";
+    } catch (e) {
+      out[scope] = e && e.code === "ERR_ACCESS_DENIED" ? "denied" : `failed: ${e && e.code}`;
+    }
+  }
+  return out;
+}
+
 function probeReport(challenge) {
   const report = process.report.getReport();
   return {
@@ -63,6 +89,7 @@ function probeReport(challenge) {
     uid: process.getuid(),
     gid: process.getgid(),
     permissionModel: permissionModelActive(),
+    permissionScopes: permissionScopes(),
     snapshot: snapshotInUse,
   };
 }
