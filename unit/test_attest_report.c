@@ -69,7 +69,9 @@ static void cell(void **state) {
   json_t *r = unit_json("{\"type\":\"attest.result\",\"challenge\":\"" CHALLENGE "\",\"version\":\"v20.20.2\","
                         "\"execPath\":\"/runtime/node\",\"sharedObjects\":[\"linux-vdso.so.1\","
                         "\"/lib/x86_64-linux-gnu/libc.so.6\"],\"pid\":2,\"uid\":0,\"gid\":0,"
-                        "\"permissionModel\":true,\"snapshot\":false}");
+                        "\"permissionModel\":true,\"snapshot\":false,\"permissionScopes\":{\"fs.read\":"
+                        "\"denied\",\"fs.write\":\"denied\",\"child\":\"denied\",\"worker\":\"denied\","
+                        "\"net\":\"allowed\"}}");
   cap_error err = {0};
   assert_int_equal(attest_check_cell(&node, "v20.20.2", false, r, CHALLENGE, &err), CAP_OK);
   /* The snapshot must be in use exactly when the host mounted one. */
@@ -86,6 +88,13 @@ static void cell(void **state) {
       {"sharedObjects", "[7]", CAP_E_ATTEST_OUTPUT_INVALID},
       {"permissionModel", "false", CAP_E_ATTEST_WORLD_MISMATCH},
       {"snapshot", "\"no\"", CAP_E_ATTEST_WORLD_MISMATCH},
+      /* The scopes the threat model names must be refused; net is recorded. */
+      {"permissionScopes", "{\"fs.read\":\"denied\",\"fs.write\":\"denied\",\"child\":\"denied\","
+                           "\"worker\":\"allowed\"}", CAP_E_ATTEST_WORLD_MISMATCH},
+      {"permissionScopes", "{\"fs.read\":\"denied\",\"fs.write\":\"denied\",\"child\":\"denied\"}",
+       CAP_E_ATTEST_WORLD_MISMATCH},
+      {"permissionScopes", "[]", CAP_E_ATTEST_OUTPUT_INVALID},
+      {"permissionScopes", "{\"fs.read\":1}", CAP_E_ATTEST_OUTPUT_INVALID},
   };
   for (size_t i = 0; i < sizeof mutations / sizeof *mutations; i++) {
     json_t *m = json_deep_copy(r);
