@@ -97,7 +97,7 @@ class Sampler(threading.Thread):
         return {"live children": sum(1 for k in kids if k[1] != "Z"),
                 "zombie children": sum(1 for k in kids if k[1] == "Z"), "open fds": len(fds),
                 "RSS KiB": rss, "staging entries": len(os.listdir(self.lab.stage)),
-                "held capsule files": held, "log lines - calls": log - self.progress["logged"]}
+                "held capsule files": held, "log lines - calls done": log - self.progress["done"]}
 
     def run(self):
         while not self.stop.is_set():
@@ -138,7 +138,7 @@ def main():
     table = kinds()
     names = list(table)
     weights = [table[k][0] for k in names]
-    progress = {"done": 0, "logged": 0}
+    progress = {"done": 0}
     sampler = Sampler(serve, lab, progress)
     rng = random.Random(20261204)
     sent, outcomes, wrong = {}, collections.defaultdict(collections.Counter), []
@@ -174,7 +174,6 @@ def main():
             time.sleep(2)  # a client that stops reading for a while
         settle(6)
         progress["done"] = len(serve.responses) - 1 + sum(1 for v in sent.values() if v[1] == "cancelled")
-        progress["logged"] = rid
     settle(0)
     time.sleep(1)  # cancelled calls are logged as their cells are joined
     progress["done"] = rid
@@ -197,7 +196,10 @@ def main():
              "| measure | start | end | slope per 1,000 calls (second half) |", "|---|---|---|---|"]
     flat = True
     limits = {"live children": 0.5, "zombie children": 0.5, "open fds": 0.5, "RSS KiB": 512,
-              "staging entries": 0.5, "held capsule files": 0.5, "log lines - calls": 0.5}
+              # calls done counts a cancel when it is sent, its line comes
+              # when its cell is joined: a few in flight either way. The
+              # exact count (one line per call) is checked at the end.
+              "staging entries": 0.5, "held capsule files": 0.5, "log lines - calls done": 2.0}
     for key, limit in limits.items():
         s = slope(samples, key)
         start = samples[0][1][key] if samples else final[key]
