@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -103,7 +104,22 @@ static int nonblocking_stderr(bool *own, bool *socket) {
   return fd;
 }
 
+/* A child forked from serve (a call's supervisor, the snapshot job) gets
+ * the plain stderr back: the queue and its descriptor are the serving
+ * parent's, and a supervisor closes that descriptor, whose number a cell's
+ * pipe may take next. */
+static void plain_stderr_in_child(void) {
+  if (!lg.stream) return;
+  stderr = lg.original;
+  lg.stream = NULL;
+  lg.fd = -1;
+  lg.own_fd = false;
+  lg.len = 0;
+}
+
 bool serve_log_open(void) {
+  static bool registered;
+  if (!registered && pthread_atfork(NULL, NULL, plain_stderr_in_child) == 0) registered = true;
   cookie_io_functions_t io = {.write = queue_write};
   lg.fd = nonblocking_stderr(&lg.own_fd, &lg.socket);
   if (lg.fd < 0) {
