@@ -47,6 +47,31 @@ def keygen(lab, algorithm="ed25519", name="gate"):
     return lab.tmp / f"{name}.key", lab.tmp / f"{name}.pub", res
 
 
+def numbers_past_2_53(v, path=""):
+    """Paths of the numbers in v that a JavaScript reader would round."""
+    if isinstance(v, bool):
+        return []
+    if isinstance(v, int):
+        return [path] if abs(v) > 2 ** 53 else []
+    if isinstance(v, dict):
+        return [p for k, x in v.items() for p in numbers_past_2_53(x, f"{path}.{k}")]
+    if isinstance(v, list):
+        return [p for i, x in enumerate(v) for p in numbers_past_2_53(x, f"{path}[{i}]")]
+    return []
+
+
+def ssh_keygen_fingerprint(lab, pub):
+    """The key's SHA256 fingerprint as OpenSSH's ssh-keygen -l prints it
+    (the SPKI PEM converted to OpenSSH form with python3-cryptography)."""
+    from cryptography.hazmat.primitives import serialization
+    ssh = serialization.load_pem_public_key(pub.read_bytes()).public_bytes(
+        serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
+    line = lab.tmp / f"{pub.stem}.ssh"
+    line.write_bytes(ssh + b"\n")
+    return subprocess.run(["ssh-keygen", "-l", "-E", "sha256", "-f", str(line)],
+                          capture_output=True, text=True, check=True).stdout.split()[1]
+
+
 def attest(lab, config=None, key=None, env=None):
     out = lab.tmp / "statements"
     args = ["attest", *(["--config", config] if config else []), "--statement", out]
@@ -106,13 +131,8 @@ def test_keyid_is_the_ssh_fingerprint_go_verifiers_match(lab, algorithm):
     envelope and the bundle's hint alike. (No Go toolchain or DSSE module
     with that rule reaches this machine offline; OpenSSH computes the
     fingerprint Go compares.)"""
-    from cryptography.hazmat.primitives import serialization
     key, pub, made = keygen(lab, algorithm)
-    ssh = serialization.load_pem_public_key(pub.read_bytes()).public_bytes(
-        serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
-    (lab.tmp / "gate.ssh").write_bytes(ssh + b"\n")
-    printed = subprocess.run(["ssh-keygen", "-l", "-E", "sha256", "-f", str(lab.tmp / "gate.ssh")],
-                             capture_output=True, text=True, check=True).stdout.split()[1]
+    printed = ssh_keygen_fingerprint(lab, pub)
     assert made.json["keyid"] == printed, (made.json["keyid"], printed)
     _, _, entry = lab.capsule(guest="echo")
     res, out = attest(lab, lab.config([entry]), key)
@@ -149,17 +169,7 @@ def test_statement_fields_conform_to_slsa_vsa_and_survive_a_javascript_reader(la
     for u in (vsa["predicate"]["resourceUri"], vsa["predicate"]["inputAttestations"][0]["uri"]):
         assert u.startswith("file:///") and Path(unquote(urlparse(u).path)).exists(), u
 
-    def big_numbers(v, path=""):
-        if isinstance(v, bool):
-            return []
-        if isinstance(v, int):
-            return [path] if abs(v) > 2 ** 53 else []
-        if isinstance(v, dict):
-            return [p for k, x in v.items() for p in big_numbers(x, f"{path}.{k}")]
-        if isinstance(v, list):
-            return [p for i, x in enumerate(v) for p in big_numbers(x, f"{path}[{i}]")]
-        return []
-    assert big_numbers(world) == [] and big_numbers(vsa) == [], big_numbers(world)
+    assert numbers_past_2_53(world) == [] and numbers_past_2_53(vsa) == [], numbers_past_2_53(world)
     assert isinstance(world["predicate"]["observed"]["identities"]["node"]["mtimeNs"], str)
     assert set(world["predicate"]["observed"]["kernelAbi"]) == {"i386", "x32"}  # said, not assumed
 
@@ -190,17 +200,7 @@ def slsa_and_in_toto_field_rules(statement):
         parsed = urlparse(u)
         return parsed.scheme == "file" and parsed.path.startswith("/") and " " not in u and "#" not in u
 
-    def numbers(v):
-        if isinstance(v, bool):
-            return []
-        if isinstance(v, int):
-            return [v] if abs(v) > 2 ** 53 else []
-        if isinstance(v, dict):
-            return [n for x in v.values() for n in numbers(x)]
-        if isinstance(v, list):
-            return [n for x in v for n in numbers(x)]
-        return []
-    if numbers(statement):
+    if numbers_past_2_53(statement):
         broken.append("a number past 2^53")
     if statement.get("predicateType") != "https://slsa.dev/verification_summary/v1":
         return broken
@@ -231,13 +231,8 @@ def test_every_statement_kind_with_every_offline_consumer(lab, sigstore, algorit
     @sigstore/verify 4.1.3 with @sigstore/bundle's schema (bundleFromJSON),
     the key id Go's DSSE verifier matches (OpenSSH's fingerprint, by
     ssh-keygen), and the in-toto / SLSA VSA field rules."""
-    from cryptography.hazmat.primitives import serialization
     key, pub, made = keygen(lab, algorithm)
-    ssh = serialization.load_pem_public_key(pub.read_bytes()).public_bytes(
-        serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
-    (lab.tmp / "gate.ssh").write_bytes(ssh + b"\n")
-    fingerprint = subprocess.run(["ssh-keygen", "-l", "-E", "sha256", "-f", str(lab.tmp / "gate.ssh")],
-                                 capture_output=True, text=True, check=True).stdout.split()[1]
+    fingerprint = ssh_keygen_fingerprint(lab, pub)
     _, _, ok_entry = lab.capsule(guest="echo", manifest={"id": "corpus.passes"})
     passed_dir = lab.tmp / "passed"
     res = lab.run("attest", "--config", lab.config([ok_entry]), "--statement", passed_dir, "--key", key)
