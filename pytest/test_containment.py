@@ -8,6 +8,9 @@ import signal
 import subprocess
 import time
 
+import pytest
+
+import ptrace_hold
 from capsule_lab import BIN, cell_processes
 from serve_driver import Serve
 
@@ -136,6 +139,71 @@ def test_serve_sigkilled_while_its_warm_cells_start_leaves_nothing(lab):
     # The killed hosts' staging directories go with the next host's sweep.
     assert lab.run("activate", "--config", config).rc == 0
     assert lab.leftovers() == []
+
+
+def bwrap_not_yet_cloned(serve_pid):
+    """A bwrap of one of serve's supervisors (not of serve itself) that has
+    no child yet: still before its clone."""
+    for pid in descendants(serve_pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                bwrap = f.read().split(b"\0")[0] == b"bwrap"
+            with open(f"/proc/{pid}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+        if bwrap and parent != serve_pid and not ptrace_hold.has_children(pid):
+            return pid
+    return None
+
+
+@pytest.mark.skipif(ptrace_hold.ptrace_unavailable() is not None,
+                    reason=str(ptrace_hold.ptrace_unavailable()))
+def test_a_bwrap_ended_between_its_clone_and_its_report_leaves_no_sandbox(lab):
+    """bwrap's sandbox side waits on an eventfd for bwrap's go-ahead from
+    its clone on, with no parent-death signal armed, and bwrap names it on
+    --info-fd only just before that go-ahead. A serve SIGKILLed while a
+    bwrap is exactly there: the supervisor hears nothing on --info-fd and
+    ends bwrap, and the sandbox side is an orphan nobody knew of, blocked
+    for ever (seen on a loaded runner; held here with ptrace, on the real
+    bwrap). The supervisor is a subreaper and ends it
+    (host/cell/cell_orphans.c); before that it stayed."""
+    _, _, echo = lab.capsule(guest="echo")
+    config = lab.config([echo], warmCellsPerCapsule=1)
+    held = sandbox = None
+    for _ in range(20):  # a round whose bwrap was seen before its clone
+        s = Serve(lab, config)
+        s.initialize()
+        until = time.monotonic() + 10
+        while held is None and time.monotonic() < until and s.p.poll() is None:
+            held = bwrap_not_yet_cloned(s.p.pid)
+        sandbox = ptrace_hold.hold_after_clone(held) if held else None
+        if sandbox:
+            break
+        s.p.kill()
+        s.p.wait()
+        held = None
+        wait_gone(config)
+    assert sandbox, "no bwrap was caught before its clone in 20 rounds"
+    s.p.kill()
+    s.p.wait()
+    ended = ptrace_hold.reap(held)  # the supervisor ends it after its grace
+    wait_gone(config)
+    t0 = time.monotonic()
+    while alive(sandbox) and time.monotonic() - t0 < 3:  # an exit tears down namespaces
+        time.sleep(0.01)
+    orphan_left = alive(sandbox)
+    left, hosts = cell_processes(), serve_processes(config)
+    kill_survivors([pid for pid, _ in left] + hosts + [sandbox])
+    assert ended, "the supervisor never ended the bwrap held after its clone"
+    assert not orphan_left, f"the sandbox side {sandbox} of a bwrap ended mid-setup outlived it"
+    assert not left and not hosts, (left, hosts)
+
+
+def wait_gone(config, bound_s=10):
+    t0 = time.monotonic()
+    while (cell_processes() or serve_processes(config)) and time.monotonic() - t0 < bound_s:
+        time.sleep(0.01)
 
 
 def test_cells_die_with_a_sigkilled_one_shot_call(lab):

@@ -36,6 +36,7 @@ typedef struct cell {
   bool exited;
   int wait_status;
   bool joined;
+  bool runs_bwrap; /* started through the launcher: it may leave orphans */
   /* Monotonic milestones (ms) for --timings and the benchmarks. */
   long long t_spawn, t_exec, t_sandbox, t_first_frame, t_exit, t_joined;
 } cell;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cell.h"
+#include "cell_orphans.h"
 #include "cell_private.h"
 #include "clock.h"
 #include "admit/config.h"
@@ -116,6 +117,15 @@ cap_code cell_join(cell *c, cap_error *err) {
                     (int)c->init_pid, grace, gone ? "exited" : "STILL RUNNING",
                     mono_ms() - killed_at, cause);
     }
+  }
+  if (c->init_pidfd >= 0) {
+    /* An init that outlived its bwrap was reparented to us: reap it. */
+    siginfo_t si;
+    waitid(P_PIDFD, (id_t)c->init_pidfd, &si, WEXITED | WNOHANG);
+  } else if (c->runs_bwrap) {
+    /* bwrap ended before it named its init: a sandbox it had cloned is
+     * ours now (cell_orphans.c). */
+    cell_orphans_end(CELL_JOIN_HARD_LIMIT_MS);
   }
   c->t_joined = mono_ms();
   close_fd(&c->init_pidfd);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cell.h"
+#include "cell_orphans.h"
 #include "cell_private.h"
 #include "clock.h"
 #include <sys/mman.h>
@@ -71,6 +72,10 @@ static cap_code start(cell *c, const char *exe, int doc_fd, bool launcher, cap_e
   if (!rc) rc = make_pipe(er, err);
   if (!rc && launcher) rc = make_pipe(st, err);
   if (!rc && launcher) rc = make_pipe(info, err);
+  if (!rc && launcher) {
+    cell_orphans_adopt();
+    c->runs_bwrap = true;
+  }
   if (!rc) {
     /* The launcher's descriptor table (launch_contract.h); the world probe
      * gets only the first three. */
