@@ -21,7 +21,7 @@ typedef struct host {
   file_identity bwrap;
   runtime_view node;
   staging stg;
-  staged_file loader;       /* probe/cell-loader.cjs, every cell's entry */
+  staged_file loader;       /* host/cell/cell-loader.cjs, every cell's entry */
   staged_file attest_guest; /* the never-loaded guest of an attestation-only cell */
   staged_file snapshot;     /* startup snapshot; path[0] == 0 while there is none */
   char node_version[64];

@@ -1,4 +1,4 @@
-/* The whole bundle admission (host/capsule.c capsule_admit_bundle): the
+/* The whole bundle admission (host/admit/capsule.c capsule_admit_bundle): the
  * archive, then its manifest, then the deployment policy, then the entry's
  * name and pinned digest, as activation runs it on a bundle path. The
  * input is written to a private regular file first (the admission opens

@@ -1,4 +1,4 @@
-/* bundle pack then read (host/bundle.c): whatever manifest and artifact
+/* bundle pack then read (host/admit/bundle.c): whatever manifest and artifact
  * bytes `capsule-host bundle` packs, the reader must give back exactly
  * those bytes under exactly those names, or refuse them only for a size
  * limit. Input: 2 bytes manifest length, 1 byte artifact-name choice, the

@@ -1,4 +1,4 @@
-/* The two reports a cell's helpers write to the host (host/cell_io.c):
+/* The two reports a cell's helpers write to the host (host/cell/cell_reports.c):
  * bwrap's --info-fd JSON (the cell's init pid) and the launcher's refusal
  * status (a stable code and a message). Both are read into fixed buffers
  * and parsed strictly; the input is tried as each. */

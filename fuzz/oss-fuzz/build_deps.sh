@@ -2,7 +2,7 @@
 # Static builds of the two libraries the harnesses parse with, compiled with
 # the engine's $CC and $CFLAGS so that their code is instrumented (fuzzed and
 # covered) like ours: jansson (every JSON boundary) and libarchive (bundles:
-# the tar format only, as host/bundle.c reads it, and gzip for pack). Both
+# the tar format only, as host/admit/bundle.c reads it, and gzip for pack). Both
 # come from Debian 12's current source packages (orig tarball plus Debian's
 # patches, so the fuzzed code is the deployed code): debian_source.py finds
 # the newest version across bookworm, its updates and its security suite
