@@ -14,6 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from kernel_probe import i386_entry_faults
+
 REPO = Path(__file__).resolve().parent.parent
 
 # (fix, file, exact text to remove or replace, replacement, guarding cases)
@@ -333,17 +335,6 @@ KNOWN_SURVIVORS = {
     ("seccomp filter passed to bwrap", "hazards/bpf-denied"):
         "kernel.unprivileged_bpf_disabled=2 here: the kernel answers EPERM too",
 }
-
-
-def i386_entry_faults():
-    """Whether this kernel has no i386 system call entry: int $0x80, run
-    outside any sandbox, faults (SIGSEGV) instead of answering. Detected in
-    a child Python that runs the three instructions from executable memory."""
-    code = ("import ctypes, mmap\n"
-            "m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)\n"
-            "m.write(bytes([0xb8, 20, 0, 0, 0, 0xcd, 0x80, 0xc3]))  # mov eax, 20; int 0x80; ret\n"
-            "ctypes.CFUNCTYPE(ctypes.c_long)(ctypes.addressof(ctypes.c_char.from_buffer(m)))()\n")
-    return subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == -11
 
 
 def known_survivors():

@@ -2,11 +2,15 @@
 hit, with the fix, reproduced here with fake bwrap and node programs."""
 import json
 import os
+import sys
 
 import pytest
 
-from capsule_lab import cell_processes
+from capsule_lab import REPO, cell_processes
 from test_attack_corpus import fake_bwrap, fake_node
+
+sys.path.insert(0, str(REPO / "ci"))
+from kernel_probe import i386_entry_faults  # noqa: E402
 
 
 def doctor(lab, bwrap=None, env=None):
@@ -27,18 +31,6 @@ def test_healthy_machine(lab):
     # doctor builds the snapshot serve would build, and a cell runs from it.
     assert "a cell ran from it" in checks["startup-snapshot"]["detail"], checks
     assert lab.leftovers() == []
-
-
-def i386_entry_faults():
-    """int $0x80 (getpid), run outside any sandbox from executable memory in
-    a child Python: True when it faults, as on a kernel without the entry."""
-    import subprocess
-    import sys
-    code = ("import ctypes, mmap\n"
-            "m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)\n"
-            "m.write(bytes([0xb8, 20, 0, 0, 0, 0xcd, 0x80, 0xc3]))\n"
-            "ctypes.CFUNCTYPE(ctypes.c_long)(ctypes.addressof(ctypes.c_char.from_buffer(m)))()\n")
-    return subprocess.run([sys.executable, "-c", code], capture_output=True).returncode < 0
 
 
 def test_doctor_and_the_world_say_which_syscall_entries_this_kernel_has(lab):
