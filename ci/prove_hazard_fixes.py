@@ -58,7 +58,7 @@ REVERTS = [
      'if (!rc) rc = lower(RLIMIT_NOFILE, "RLIMIT_NOFILE", nofile, nofile, err);', "(void)nofile;",
      ["guests/open-files-bounded"]),
     ("ceiling exits reported as CELL_RESOURCE_LIMIT", "host/cell/cell_io.c",
-     "  if (ceiling_failure(c, tail, err)) return err->code;\n  if (lost_a_source(",
+     "  if (cell_ceiling_failure(c, tail, err)) return err->code;\n  if (lost_a_source(",
      "  if (lost_a_source(", ["cells/heap-bomb", "cells/cpu-ceiling"]),
     ("one process per cell (seccomp fork/vfork/clone)", "common/seccomp_policy.c",
      "  rc = rc ? rc : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(fork), 0);\n"

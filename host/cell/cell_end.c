@@ -29,9 +29,9 @@ cap_code cell_shutdown(cell *c, cap_error *err) {
     rc = cap_fail(err, CAP_E_PROTOCOL_VIOLATION, "shutdown.ack carries unexpected fields");
   json_decref(ack);
   if (rc) return rc;
-  close_fd(&c->in_fd);
+  cell_close_fd(&c->in_fd);
   while (!c->exited || c->out_fd >= 0 || c->err_fd >= 0) {
-    pump_result r = pump(c, deadline, err);
+    pump_result r = cell_pump(c, deadline, err);
     if (r == PUMP_TIMED_OUT)
       return cap_fail(err, CAP_E_CELL_SHUTDOWN_TIMEOUT,
                       "cell did not exit within shutdownTimeoutMs after shutdown.ack");
@@ -42,7 +42,7 @@ cap_code cell_shutdown(cell *c, cap_error *err) {
                     c->rx.len);
   char tail[400];
   cell_stderr_tail(c, tail, sizeof tail);
-  if (ceiling_failure(c, tail, err)) return err->code;
+  if (cell_ceiling_failure(c, tail, err)) return err->code;
   if (!WIFEXITED(c->wait_status) || WEXITSTATUS(c->wait_status) != 0)
     return cap_fail(err, CAP_E_CELL_EXITED, "cell exited with status 0x%x after shutdown",
                     (unsigned)c->wait_status);
@@ -68,7 +68,7 @@ cap_code cell_join(cell *c, cap_error *err) {
   if (c->joined) return CAP_OK;
   c->joined = true;
   cap_code rc = CAP_OK;
-  close_fd(&c->in_fd);
+  cell_close_fd(&c->in_fd);
   long long grace = c->lim ? c->lim->process_grace_ms : 500;
   /* A cell ended while bwrap sets it up: bwrap's sandbox side arms its
    * parent-death signal only late in its setup, so killing bwrap alone can
@@ -78,8 +78,8 @@ cap_code cell_join(cell *c, cap_error *err) {
   for (long long until = mono_ms() + grace; !c->exited && c->init_pidfd < 0 && c->info_fd >= 0;) {
     long long left = until - mono_ms();
     if (left <= 0 || !wait_readable(c->info_fd, left)) break;
-    read_small(&c->info_fd, c->info_buf, sizeof c->info_buf, &c->info_len);
-    if (c->info_fd < 0 && c->info_len) parse_info(c);
+    cell_read_small(&c->info_fd, c->info_buf, sizeof c->info_buf, &c->info_len);
+    if (c->info_fd < 0 && c->info_len) cell_parse_info(c);
   }
   if (!c->exited && c->pidfd >= 0) {
     signal_pidfd(c->pidfd, SIGTERM);
@@ -95,8 +95,8 @@ cap_code cell_join(cell *c, cap_error *err) {
   }
   /* bwrap may have reported its init just before dying. */
   if (c->info_fd >= 0) {
-    read_small(&c->info_fd, c->info_buf, sizeof c->info_buf, &c->info_len);
-    if (c->init_pidfd < 0 && c->info_len) parse_info(c);
+    cell_read_small(&c->info_fd, c->info_buf, sizeof c->info_buf, &c->info_len);
+    if (c->init_pidfd < 0 && c->info_len) cell_parse_info(c);
   }
   /* The PID-namespace init exits only after every process in the namespace
    * has: its pidfd becoming readable is the exact join of the whole tree. */
@@ -128,12 +128,12 @@ cap_code cell_join(cell *c, cap_error *err) {
     cell_orphans_end(CELL_JOIN_HARD_LIMIT_MS);
   }
   c->t_joined = mono_ms();
-  close_fd(&c->init_pidfd);
-  close_fd(&c->pidfd);
-  close_fd(&c->out_fd);
-  close_fd(&c->err_fd);
-  close_fd(&c->status_fd);
-  close_fd(&c->info_fd);
+  cell_close_fd(&c->init_pidfd);
+  cell_close_fd(&c->pidfd);
+  cell_close_fd(&c->out_fd);
+  cell_close_fd(&c->err_fd);
+  cell_close_fd(&c->status_fd);
+  cell_close_fd(&c->info_fd);
   frame_buffer_free(&c->rx);
   free(c->tx);
   free(c->stderr_buf);

@@ -29,7 +29,7 @@ static int cell_death_signal(const cell *c) {
 
 /* A cell that hit one of its ceilings fails with CELL_RESOURCE_LIMIT naming
  * it; returns CAP_OK when the exit was not a ceiling. */
-cap_code ceiling_failure(const cell *c, const char *tail, cap_error *err) {
+cap_code cell_ceiling_failure(const cell *c, const char *tail, cap_error *err) {
   const host_limits *l = c->lim;
   int sig = cell_death_signal(c);
   bool oom = c->stderr_buf && strstr(c->stderr_buf, "out of memory");

@@ -22,12 +22,12 @@
 
 volatile sig_atomic_t cell_cancel_requested;
 
-void close_fd(int *fd) {
+void cell_close_fd(int *fd) {
   if (*fd >= 0) close(*fd);
   *fd = -1;
 }
 
-void parse_info(cell *c) {
+void cell_parse_info(cell *c) {
   pid_t pid = cell_info_child_pid(c->info_buf, c->info_len);
   if (pid) {
     c->init_pid = pid;
@@ -37,7 +37,7 @@ void parse_info(cell *c) {
   }
 }
 
-void reap(cell *c) {
+void cell_reap(cell *c) {
   if (c->exited) return;
   int status;
   pid_t r = waitpid(c->pid, &status, WNOHANG);
@@ -49,14 +49,14 @@ void reap(cell *c) {
 }
 
 /* Reads what is available from fd into a small fixed buffer; closes at EOF. */
-void read_small(int *fd, char *buf, size_t cap, size_t *len) {
+void cell_read_small(int *fd, char *buf, size_t cap, size_t *len) {
   for (;;) {
     char tmp[512];
     ssize_t n = read(*fd, tmp, sizeof tmp);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return; /* EAGAIN */
     if (n == 0) {
-      close_fd(fd);
+      cell_close_fd(fd);
       return;
     }
     size_t room = cap - 1 - *len;
@@ -74,7 +74,7 @@ static cap_code drain_stdout(cell *c, cap_error *err) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return CAP_OK;
     if (n == 0) {
-      close_fd(&c->out_fd);
+      cell_close_fd(&c->out_fd);
       return CAP_OK;
     }
     if (frame_buffer_append(&c->rx, buf, (size_t)n, c->frame_max, err))
@@ -89,7 +89,7 @@ static cap_code drain_stderr(cell *c, cap_error *err) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return CAP_OK;
     if (n == 0) {
-      close_fd(&c->err_fd);
+      cell_close_fd(&c->err_fd);
       return CAP_OK;
     }
     size_t max = (size_t)c->lim->max_stderr_bytes;
@@ -122,7 +122,7 @@ static void flush_stdin(cell *c) {
 
 /* One poll round over every open descriptor: PUMP_TIMED_OUT when the
  * deadline passed with nothing to do. */
-pump_result pump(cell *c, long long deadline, cap_error *err) {
+pump_result cell_pump(cell *c, long long deadline, cap_error *err) {
   struct pollfd p[6];
   int n = 0, i_out = -1, i_err = -1, i_st = -1, i_info = -1, i_pid = -1, i_in = -1;
   if (c->out_fd >= 0) i_out = n, p[n++] = (struct pollfd){c->out_fd, POLLIN, 0};
@@ -149,14 +149,14 @@ pump_result pump(cell *c, long long deadline, cap_error *err) {
   if (i_out >= 0 && p[i_out].revents && drain_stdout(c, err)) return PUMP_FAILED;
   if (i_err >= 0 && p[i_err].revents && drain_stderr(c, err)) return PUMP_FAILED;
   if (i_st >= 0 && p[i_st].revents) {
-    read_small(&c->status_fd, c->status_buf, sizeof c->status_buf, &c->status_len);
+    cell_read_small(&c->status_fd, c->status_buf, sizeof c->status_buf, &c->status_len);
     if (c->status_fd < 0 && !c->status_len) c->t_exec = mono_ms();
   }
   if (i_info >= 0 && p[i_info].revents) {
-    read_small(&c->info_fd, c->info_buf, sizeof c->info_buf, &c->info_len);
-    if (c->info_fd < 0) parse_info(c);
+    cell_read_small(&c->info_fd, c->info_buf, sizeof c->info_buf, &c->info_len);
+    if (c->info_fd < 0) cell_parse_info(c);
   }
-  if (i_pid >= 0 && p[i_pid].revents) reap(c);
+  if (i_pid >= 0 && p[i_pid].revents) cell_reap(c);
   if (i_in >= 0 && p[i_in].revents) flush_stdin(c);
   return PUMP_PROGRESS;
 }
@@ -185,11 +185,11 @@ static cap_code exited_early(cell *c, cap_error *err) {
   while (!c->exited && mono_ms() < until) {
     struct pollfd p = {c->pidfd, POLLIN, 0};
     poll(&p, 1, 20);
-    reap(c);
+    cell_reap(c);
   }
   char tail[400];
   cell_stderr_tail(c, tail, sizeof tail);
-  if (ceiling_failure(c, tail, err)) return err->code;
+  if (cell_ceiling_failure(c, tail, err)) return err->code;
   if (lost_a_source(c, tail, err)) return err->code;
   if (c->exited && WIFSIGNALED(c->wait_status))
     return cap_fail(err, CAP_E_CELL_EXITED, "cell ended by signal %d before answering; stderr: %s",
@@ -212,7 +212,7 @@ cap_code cell_send(cell *c, const json_t *msg, long long deadline, cap_code time
   while (c->tx_off < c->tx_len) {
     if (c->status_fd < 0 && c->status_len) /* the launcher refused to exec bwrap */
       return cell_launcher_status(c->status_buf, c->status_len, err);
-    pump_result r = pump(c, deadline, err);
+    pump_result r = cell_pump(c, deadline, err);
     if (r == PUMP_TIMED_OUT)
       return cap_fail(err, timeout_code, "cell did not read its input before the deadline");
     if (r == PUMP_FAILED) return err->code;
@@ -240,7 +240,7 @@ cap_code cell_recv(cell *c, long long deadline, cap_code timeout_code, json_t **
                         c->rx.len);
       return exited_early(c, err);
     }
-    pump_result r = pump(c, deadline, err);
+    pump_result r = cell_pump(c, deadline, err);
     if (r == PUMP_TIMED_OUT) {
       const char *which = timeout_code == CAP_E_CELL_CALL_TIMEOUT ? "callTimeoutMs"
                           : timeout_code == CAP_E_CELL_SHUTDOWN_TIMEOUT ? "shutdownTimeoutMs"
@@ -273,7 +273,7 @@ bool cell_has_init(const cell *c) { return c->init_pid > 0; }
 cell_init_wait cell_wait_init(cell *c, long long deadline, cap_error *err) {
   while (!cell_has_init(c)) {
     if (c->info_fd < 0) return CELL_INIT_NOT_REPORTED;
-    pump_result r = pump(c, deadline, err);
+    pump_result r = cell_pump(c, deadline, err);
     if (r == PUMP_TIMED_OUT) return CELL_INIT_TIMED_OUT;
     if (r == PUMP_FAILED) return CELL_INIT_FAILED;
   }

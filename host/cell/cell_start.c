@@ -85,11 +85,11 @@ static cap_code start(cell *c, const char *exe, int doc_fd, bool launcher, cap_e
     rc = spawn_program(exe, NULL, fds, launcher ? LAUNCHER_FD_COUNT : LAUNCHER_DOC_FD, &c->pid,
                        &c->pidfd, err);
   }
-  close_fd(&in[0]);
-  close_fd(&out[1]);
-  close_fd(&er[1]);
-  close_fd(&st[1]);
-  close_fd(&info[1]);
+  cell_close_fd(&in[0]);
+  cell_close_fd(&out[1]);
+  cell_close_fd(&er[1]);
+  cell_close_fd(&st[1]);
+  cell_close_fd(&info[1]);
   c->in_fd = in[1];
   c->out_fd = out[0];
   c->err_fd = er[0];
