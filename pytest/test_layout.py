@@ -134,3 +134,12 @@ def test_the_fuzz_readme_lists_every_harness():
     harnesses = sorted(p.stem[len("fuzz_"):] for p in (REPO / "fuzz" / "harness").glob("fuzz_*.c"))
     listed = re.findall(r"^\| `(\w+)` \|", (REPO / "fuzz" / "README.md").read_text(), re.M)
     assert sorted(listed) == harnesses, (listed, harnesses)
+
+
+def test_every_prove_fixes_revert_still_matches_one_place():
+    """A rename that unmatches a revert fails here, in make test, not an
+    hour later in make prove-fixes."""
+    import prove_hazard_fixes
+    for fix, path, old, _new, _cases in prove_hazard_fixes.REVERTS:
+        found = len(prove_hazard_fixes.token_pattern(old).findall((REPO / path).read_text()))
+        assert found == 1, f"revert for '{fix}' matches {found} places in {path}"
