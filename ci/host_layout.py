@@ -114,6 +114,29 @@ def depth(nodes, edges):
     return max((longest(node(m)) for m in nodes), default=0)
 
 
+# The layers, lowest first (README): a module may call only into its own
+# layer or a lower one. The loose files at host/ sit where their job does:
+# activation composes admission, cells and attestation; the CLI and
+# verify sit on top.
+LAYER_ORDER = ["admit", "cell", "attest", "activation", "call", "serve", "top"]
+LOOSE_LAYERS = {"host/activation": "activation", "host/host": "top", "host/main": "top",
+                "host/verify": "top"}
+
+
+def layer_of(module):
+    if module in LOOSE_LAYERS:
+        return LOOSE_LAYERS[module]
+    return module.split("/")[1]
+
+
+def upward_calls(root, objdir):
+    """(caller, callee) module pairs where a call points up a layer."""
+    mods = modules(root)
+    rank = {name: i for i, name in enumerate(LAYER_ORDER)}
+    return sorted((a, b) for a, bs in call_edges(root, objdir, mods).items() for b in bs
+                  if rank[layer_of(b)] > rank[layer_of(a)])
+
+
 def measure(root, objdir):
     mods = modules(root)
     inc, call = include_edges(root, mods), call_edges(root, objdir, mods)
@@ -128,6 +151,7 @@ def measure(root, objdir):
             folders[folder][0] += 1
             folders[folder][1] += len(f.read_text().splitlines())
     return {"modules": len(mods), "circles": circles(mods, both), "depth": depth(mods, both),
+            "upwardCalls": upward_calls(root, objdir),
             "includeDepth": depth(mods, inc), "folders": dict(sorted(folders.items()))}
 
 
@@ -141,6 +165,9 @@ if __name__ == "__main__":
           f"{m['includeDepth']}, circles {len(m['circles'])}")
     for c in m["circles"]:
         print("  circle:", " <-> ".join(c))
+    print(f"upward calls {len(m['upwardCalls'])}")
+    for a, b in m["upwardCalls"]:
+        print(f"  {a} -> {b}")
 
 
 def longest_chain(root, objdir, kind="both"):
