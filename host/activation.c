@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cell/cell.h"
+#include "cell/cell_given.h"
 #include "clock.h"
 #include "admit/describe.h"
 #include "host.h"
@@ -41,10 +42,13 @@ cap_code host_open(host *h, const char *config_path, cap_error *err) {
 
 static cap_code describe_cell(host *h, loaded_capsule *cap, cap_error *err) {
   cell c;
-  bool started;
-  json_t *reply;
-  cap_code rc = host_described_cell(h, cap, &c, &started, &reply, err);
-  if (!started) return rc;
+  json_t *reply = NULL;
+  cap_code rc = host_start_cell(h, &cap->guest, cap, &c, err);
+  if (rc) return rc; /* no cell to join */
+  /* The first cell of an activation is also the attestation's cell probe:
+   * the loader answers before the guest exists. */
+  if (!h->attestation) rc = host_attest_cell(h, &c, err);
+  if (!rc) rc = cell_load_and_describe(&c, &reply, err);
   if (!rc) rc = describe_admit(reply, &cap->m, &h->cfg.limits, &cap->descriptor, err);
   json_decref(reply);
   rc = cell_finish(&c, rc, err);

@@ -146,12 +146,10 @@ def test_every_prove_fixes_revert_still_matches_one_place():
 
 
 # Calls that still point up a layer (issue 35), each to be removed: the
-# snapshot job and doctor speak the call layer's verdict codec, and a
-# described cell attests itself instead of activation attesting it.
+# snapshot job and doctor speak the call layer's verdict codec.
 KNOWN_UPWARD_CALLS = [
     ("host/attest/doctor", "host/call/verdict"),
     ("host/attest/snapshot", "host/call/verdict"),
-    ("host/cell/described_cell", "host/attest/attest"),
 ]
 
 

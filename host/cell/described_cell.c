@@ -18,9 +18,6 @@ cap_code host_described_cell(host *h, loaded_capsule *cap, cell *c, bool *starte
   cap_code rc = host_start_cell(h, &cap->guest, cap, c, err);
   if (rc) return rc;
   *started = true;
-  /* The first cell of an activation is also the attestation's cell probe:
-   * the loader answers before the guest exists. */
-  if (!h->attestation && host_attest_cell(h, c, err)) return err->code;
   return cell_load_and_describe(c, reply, err);
 }
 
