@@ -14,7 +14,6 @@
 #include "kernel_abi.h"
 #include "clock.h"
 #include "node_version.h"
-#include "call/verdict.h"
 #include "snapshot.h"
 #include "subproc.h"
 #include "admit/staging.h"
@@ -186,19 +185,18 @@ int doctor_run(host *h) {
         a == CAP_OK ? NULL : "see docs/ERRORS.md for this code");
     /* What `serve` will do after activation, done here to say whether it can. */
     if (a == CAP_OK && !staging_reserve(&h->stg, SNAPSHOT_BUILDING_NAME, &err)) {
-      json_t *job = snapshot_job(h);
-      verdict_reading v;
-      cap_code built = verdict_read(job, VERDICT_SNAPSHOT, &v);
-      const json_t *snap = v.payload;
+      json_t *snap = NULL;
+      memset(&err, 0, sizeof err);
+      cap_code built = snapshot_job(h, &snap, &err);
       if (built == CAP_OK)
         snprintf(detail, sizeof detail, "startup snapshot built in %lld ms and a cell ran from it "
                  "(sha256 %s)", (long long)json_integer_value(json_object_get(snap, "buildMs")),
                  json_string_value(json_object_get(snap, "sha256")));
       else
         snprintf(detail, sizeof detail, "no startup snapshot: serve's cells will run without "
-                 "it, about 15 ms slower each: %s", v.message);
+                 "it, about 15 ms slower each: %s", err.message);
       add(&r, "startup-snapshot", built, detail, "see docs/ERRORS.md for this code");
-      json_decref(job);
+      json_decref(snap);
     }
   }
   json_t *out = json_pack("{s:b,s:o}", "ok", r.ok, "checks", r.checks);

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "call/verdict.h"
 #include "cell/cell.h"
 #include "clock.h"
 #include "digest.h"
@@ -102,21 +101,22 @@ static cap_code verify_in_cell(host *h, cap_error *err) {
   return rc;
 }
 
-json_t *snapshot_job(host *h) {
-  cap_error err = {0};
+cap_code snapshot_job(host *h, json_t **built, cap_error *err) {
+  *built = NULL;
   long long t0 = mono_ms();
-  cap_code rc = build_blob(h, &err);
-  if (!rc) rc = stage_blob(h, &err);
+  cap_code rc = build_blob(h, err);
+  if (!rc) rc = stage_blob(h, err);
   /* The host died or is shutting down: no new cell for a blob nobody uses. */
   if (!rc && cell_cancel_requested)
-    rc = cap_fail(&err, CAP_E_CALL_CANCELLED, "the snapshot job was cancelled before its check");
+    rc = cap_fail(err, CAP_E_CALL_CANCELLED, "the snapshot job was cancelled before its check");
   long long t1 = mono_ms();
-  if (!rc) rc = verify_in_cell(h, &err);
-  if (rc) return verdict_error(err.code, err.message, false);
-  return verdict_snapshot(json_pack("{s:s,s:I,s:I,s:s,s:I,s:I}", "path", h->snapshot.path, "dev",
+  if (!rc) rc = verify_in_cell(h, err);
+  if (rc) return rc;
+  *built = json_pack("{s:s,s:I,s:I,s:s,s:I,s:I}", "path", h->snapshot.path, "dev",
                                     (json_int_t)h->snapshot.dev, "ino", (json_int_t)h->snapshot.ino,
                                     "sha256", h->snapshot.sha256, "buildMs", (json_int_t)(t1 - t0),
-                                    "verifyMs", (json_int_t)(mono_ms() - t1)));
+                                    "verifyMs", (json_int_t)(mono_ms() - t1));
+  return *built ? CAP_OK : cap_fail(err, CAP_E_INTERNAL, "out of memory");
 }
 
 static void report_state(host *h, json_t *state) {
@@ -124,14 +124,13 @@ static void report_state(host *h, json_t *state) {
   else json_decref(state);
 }
 
-cap_code snapshot_adopt(host *h, const json_t *job_verdict, cap_error *err) {
-  verdict_reading v;
-  cap_code rc = verdict_read(job_verdict, VERDICT_SNAPSHOT, &v);
-  const json_t *snap = v.payload;
+cap_code snapshot_adopt(host *h, const snapshot_outcome *job, cap_error *err) {
+  cap_code rc = job->code;
+  const json_t *snap = job->snapshot;
   const char *path = json_string_value(json_object_get(snap, "path"));
   const char *sha = json_string_value(json_object_get(snap, "sha256"));
   if (rc) {
-    cap_fail(err, rc, "%s", v.message);
+    cap_fail(err, rc, "%s", job->message);
   } else if (!path || !sha) {
     rc = cap_fail(err, CAP_E_INTERNAL, "snapshot job verdict without path or digest");
   }

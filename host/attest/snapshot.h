@@ -17,12 +17,20 @@ typedef struct host host;
 #define SNAPSHOT_NAME "snapshot.blob"
 #define SNAPSHOT_BUILDING_NAME "snapshot.building"
 
-/* In the forked job: builds, stages and verifies; the verdict
- * (call/verdict.h) is a snapshot {"path","dev","ino","sha256","buildMs",
- * "verifyMs"} or an error. */
-json_t *snapshot_job(host *h);
-/* In the serving host: reopens the staged blob the verdict names, requires
+/* In the forked job: builds, stages and verifies; on success *built is
+ * {"path","dev","ino","sha256","buildMs","verifyMs"} (the supervisor
+ * carries it home in its verdict). */
+cap_code snapshot_job(host *h, json_t **built, cap_error *err);
+
+/* What the serving host learnt of the job, read from its verdict. */
+typedef struct {
+  cap_code code;          /* the job's outcome */
+  const char *message;    /* its failure; "" on success */
+  const json_t *snapshot; /* on success: what snapshot_job built */
+} snapshot_outcome;
+
+/* In the serving host: reopens the staged blob the job names, requires
  * the same dev/inode and digest, and mounts it in every cell from now on;
  * the attestation report's startupSnapshot says what happened either way. */
-cap_code snapshot_adopt(host *h, const json_t *verdict, cap_error *err);
+cap_code snapshot_adopt(host *h, const snapshot_outcome *job, cap_error *err);
 #endif

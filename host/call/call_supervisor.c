@@ -40,7 +40,10 @@ static json_t *run_job(host *h, const supervised_job *job) {
   cap_error err = {0};
   json_t *result = NULL;
   cap_code rc;
-  if (job->kind == JOB_SNAPSHOT) return snapshot_job(h);
+  if (job->kind == JOB_SNAPSHOT) {
+    rc = snapshot_job(h, &result, &err);
+    return rc ? verdict_error(err.code, err.message, false) : verdict_snapshot(result);
+  }
   if (job->kind == JOB_WARM_CELL) {
     warm_outcome outcome = warm_cell_run(h, job->warm_cap, job->assign_fd, &result, &err);
     if (outcome == WARM_RECYCLED) return verdict_recycled();

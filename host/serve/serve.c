@@ -23,6 +23,7 @@
 #include "safe_text.h"
 #include "attest/attestation.h"
 #include "attest/snapshot.h"
+#include "call/verdict.h"
 #include "serve_log.h"
 #include "serve_private.h"
 #include "admit/staging.h"
@@ -190,7 +191,10 @@ static void finish_snapshot_job(server *s) {
     json_decref(verdict);
     return;
   }
-  if (snapshot_adopt(s->h, verdict, &err))
+  verdict_reading v;
+  verdict_read(verdict, VERDICT_SNAPSHOT, &v);
+  snapshot_outcome job = {v.code, v.message, v.payload};
+  if (snapshot_adopt(s->h, &job, &err))
     fprintf(stderr, "capsule-host: startup snapshot unavailable (cells run without it): %s: %s\n",
             cap_code_name(err.code), err.message);
   else
