@@ -1,5 +1,6 @@
-/* capsule-host: attest | activate | call | serve | doctor | pack | inspect |
- * keygen | verify | defaults | --version.
+/* capsule-host: the commands of the table at the end of this file (attest,
+ * activate, call, serve, pack, inspect, keygen, verify, doctor, defaults,
+ * --version, --help), from which both dispatch and the usage text come.
  * Success prints {"ok":true,...};
  * failure prints {"ok":false,"error":{"code","message"}} on stdout, one
  * line on stderr, and exits 1 (2 for usage errors). */
@@ -64,50 +65,51 @@ static int fail(const cap_error *err) {
   return err->code == CAP_E_USAGE ? 2 : 1;
 }
 
+typedef struct {
+  const char *name;
+  const char *alias[2];    /* other spellings of the same command */
+  const char *synopsis;    /* the command line, for the help and the usage error */
+  const char *description; /* its help text; lines joined by '\n' */
+  int (*run)(int argc, char **argv);
+} command;
+
+static const command commands[];
+static const size_t command_count;
+
 /* capsule-host --help (-h, help): the commands and their options, on
- * stdout, exit 0; a wrong command line gets the one-line USAGE error. */
-static const char help_text[] =
-    "capsule-host: runs DSH capsule guests in fresh bubblewrap cells and publishes their tools.\n"
-    "\n"
-    "Usage: capsule-host COMMAND [OPTIONS]\n"
-    "\n"
-    "  attest [--config F]        attest the execution world (Node, bwrap, shared objects, a cell)\n"
-    "  activate --config F [--timings]\n"
-    "                             admit, stage, attest and describe every capsule; print what\n"
-    "                             would be published (all or nothing)\n"
-    "  call --config F TOOL [--input JSON] [--timings]\n"
-    "                             activate, then run one tool call in a fresh cell\n"
-    "  serve --config F           activate, then serve MCP over stdio (one JSON-RPC message a line)\n"
-    "  pack DIR -o FILE [--config F]\n"
-    "                             write DIR's capsule.json and artifact as a .capsule.tar.gz bundle\n"
-    "  inspect FILE [--config F]  read a bundle (an absolute path) and report it, running nothing\n"
-    "  keygen --out PREFIX [--algorithm ed25519|ecdsa-p256]\n"
-    "                             write an attestation key pair (PREFIX.key 0600, PREFIX.pub)\n"
-    "  verify FILE --key PUB [--config F]\n"
-    "                             check a signed statement (DSSE envelope or Sigstore bundle); with\n"
-    "                             --config, its subjects and (world) this machine's world against it\n"
-    "  doctor [--config F]        check this machine: bwrap, user namespaces, AppArmor, Node\n"
-    "  defaults                   the config fields with their defaults and bounds\n"
-    "  --version                  the version\n"
-    "  --help, -h, help           this text\n"
-    "\n"
-    "attest, activate, serve and call also take --statement DIR [--key FILE]: in-toto statements of\n"
-    "what they attested (the world, a verification summary per capsule), signed with FILE or\n"
-    "$CAPSULE_ATTEST_KEY into DSSE envelopes and Sigstore bundles, else unsigned (said on stderr).\n"
-    "\n"
-    "Each command above prints one JSON document on stdout: {\"ok\":true,...}, or\n"
-    "{\"ok\":false,\"error\":{\"code\",\"message\"}} with exit 1 (2 for USAGE); the codes are in\n"
-    "docs/ERRORS.md.\n";
+ * stdout, exit 0; a wrong command line gets the one-line USAGE error. Both
+ * come from the command table. */
+static void print_help(void) {
+  fputs("capsule-host: runs DSH capsule guests in fresh bubblewrap cells and publishes their "
+        "tools.\n\nUsage: capsule-host COMMAND [OPTIONS]\n\n", stdout);
+  for (size_t i = 0; i < command_count; i++) {
+    const command *c = &commands[i];
+    int used = printf("  %s", c->synopsis);
+    if (used > 28) printf("\n%29s", "");
+    else printf("%*s", 29 - used, "");
+    for (const char *d = c->description; *d; d++) {
+      putchar(*d);
+      if (*d == '\n') printf("%29s", "");
+    }
+    putchar('\n');
+  }
+  fputs("\nattest, activate, serve and call also take --statement DIR [--key FILE]: in-toto "
+        "statements of\nwhat they attested (the world, a verification summary per capsule), "
+        "signed with FILE or\n$CAPSULE_ATTEST_KEY into DSSE envelopes and Sigstore bundles, "
+        "else unsigned (said on stderr).\n\nEach command above prints one JSON document on "
+        "stdout: {\"ok\":true,...}, or\n{\"ok\":false,\"error\":{\"code\",\"message\"}} "
+        "with exit 1 (2 for USAGE); the codes are in\ndocs/ERRORS.md.\n", stdout);
+}
 
 static int usage(const char *why) {
+  char line[1500] = "";
+  size_t used = 0;
+  for (size_t i = 0; i < command_count && used < sizeof line; i++)
+    used += (size_t)snprintf(line + used, sizeof line - used, "%s%s", i ? " | " : "",
+                             commands[i].synopsis);
   cap_error err = {0};
-  cap_fail(&err, CAP_E_USAGE,
-           "%s. Usage: capsule-host attest [--config F] | activate --config F | call --config F "
-           "TOOL [--input JSON] [--timings] | serve --config F | pack DIR -o FILE | inspect FILE "
-           "| keygen --out PREFIX [--algorithm ed25519|ecdsa-p256] | verify FILE --key PUB "
-           "[--config F] | doctor [--config F] | defaults | --version | --help (attest, activate, "
-           "serve and call also take --statement DIR [--key FILE])",
-           why);
+  cap_fail(&err, CAP_E_USAGE, "%s. Usage: capsule-host %s (attest, activate, serve and call "
+           "also take --statement DIR [--key FILE])", why, line);
   return fail(&err);
 }
 
@@ -135,58 +137,71 @@ static int bundle_command(int argc, char **argv) {
   return 0;
 }
 
-/* keygen --out PREFIX [--algorithm A] | verify FILE --key PUB [--config F]. */
-static int key_command(int argc, char **argv) {
-  bool keygen = strcmp(argv[1], "keygen") == 0;
-  const char *out = NULL, *algorithm = "ed25519", *file = NULL, *key = NULL, *config = NULL;
-  for (int i = 2; i < argc; i++) {
-    if (keygen && strcmp(argv[i], "--out") == 0 && i + 1 < argc) out = argv[++i];
-    else if (keygen && strcmp(argv[i], "--algorithm") == 0 && i + 1 < argc) algorithm = argv[++i];
-    else if (!keygen && strcmp(argv[i], "--key") == 0 && i + 1 < argc) key = argv[++i];
-    else if (!keygen && strcmp(argv[i], "--config") == 0 && i + 1 < argc) config = argv[++i];
-    else if (!keygen && argv[i][0] != '-' && !file) file = argv[i];
-    else return usage("unexpected argument");
-  }
-  cap_error err = {0};
-  json_t *report = NULL;
-  if (keygen) {
-    bool ed = strcmp(algorithm, "ed25519") == 0;
-    if (!out) return usage("keygen needs --out PREFIX");
-    if (!ed && strcmp(algorithm, "ecdsa-p256") != 0) return usage("--algorithm is ed25519 or ecdsa-p256");
-    if (key_generate(out, ed ? KEY_ED25519 : KEY_ECDSA_P256, &report, &err)) return fail(&err);
-  } else {
-    if (!file || !key) return usage("verify needs FILE and --key PUB");
-    if (host_verify_attestation(file, key, config, &report, &err)) return fail(&err);
-    json_object_set_new(report, "verified", json_true());
-  }
+static int print_ok(json_t *report) {
   json_object_set_new(report, "ok", json_true());
   print_json(report);
   return 0;
 }
 
-int main(int argc, char **argv) {
-  if (argc < 2) return usage("missing command");
-  if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-                    strcmp(argv[1], "help") == 0)) {
-    fputs(help_text, stdout);
-    return 0;
+/* keygen --out PREFIX [--algorithm ed25519|ecdsa-p256]. */
+static int keygen_command(int argc, char **argv) {
+  const char *out = NULL, *algorithm = "ed25519";
+  for (int i = 2; i < argc; i++) {
+    if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) out = argv[++i];
+    else if (strcmp(argv[i], "--algorithm") == 0 && i + 1 < argc) algorithm = argv[++i];
+    else return usage("unexpected argument");
   }
-  if (strcmp(argv[1], "pack") == 0 || strcmp(argv[1], "inspect") == 0) return bundle_command(argc, argv);
-  if (strcmp(argv[1], "keygen") == 0 || strcmp(argv[1], "verify") == 0) return key_command(argc, argv);
+  bool ed = strcmp(algorithm, "ed25519") == 0;
+  if (!out) return usage("keygen needs --out PREFIX");
+  if (!ed && strcmp(algorithm, "ecdsa-p256") != 0) return usage("--algorithm is ed25519 or ecdsa-p256");
+  cap_error err = {0};
+  json_t *report = NULL;
+  if (key_generate(out, ed ? KEY_ED25519 : KEY_ECDSA_P256, &report, &err)) return fail(&err);
+  return print_ok(report);
+}
+
+/* verify FILE --key PUB [--config F]. */
+static int verify_command(int argc, char **argv) {
+  const char *file = NULL, *key = NULL, *config = NULL;
+  for (int i = 2; i < argc; i++) {
+    if (strcmp(argv[i], "--key") == 0 && i + 1 < argc) key = argv[++i];
+    else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) config = argv[++i];
+    else if (argv[i][0] != '-' && !file) file = argv[i];
+    else return usage("unexpected argument");
+  }
+  if (!file || !key) return usage("verify needs FILE and --key PUB");
+  cap_error err = {0};
+  json_t *report = NULL;
+  if (host_verify_attestation(file, key, config, &report, &err)) return fail(&err);
+  json_object_set_new(report, "verified", json_true());
+  return print_ok(report);
+}
+
+static int defaults_command(int argc, char **argv) {
+  (void)argv;
+  if (argc != 2) return usage("defaults takes no arguments");
+  return print_ok(config_table_json()); /* the config table: fields, defaults, bounds */
+}
+
+static int version_command(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  puts(CAPSULE_VERSION);
+  return 0;
+}
+
+static int help_command(int argc, char **argv) {
+  (void)argv;
+  if (argc != 2) return usage("--help takes no arguments");
+  print_help();
+  return 0;
+}
+
+/* attest | activate | call | serve | doctor: the commands that open a host. */
+static int host_command(int argc, char **argv) {
   const char *cmd = argv[1], *config = NULL, *tool = NULL, *input_text = "{}", *statements = NULL,
              *key_path = NULL;
   bool timings = false;
-  if (strcmp(cmd, "--version") == 0) {
-    puts(CAPSULE_VERSION);
-    return 0;
-  }
-  if (strcmp(cmd, "defaults") == 0) { /* the config table: fields, defaults, bounds */
-    if (argc != 2) return usage("defaults takes no arguments");
-    json_t *table = config_table_json();
-    json_object_set_new(table, "ok", json_true());
-    print_json(table);
-    return 0;
-  }
   for (int i = 2; i < argc; i++) {
     if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) config = argv[++i];
     else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc) input_text = argv[++i];
@@ -263,4 +278,48 @@ out:
   signal_staging = NULL;
   json_decref(input);
   return status;
+}
+
+static const command commands[] = {
+    {"attest", {0}, "attest [--config F]",
+     "attest the execution world (Node, bwrap, shared objects, a cell)", host_command},
+    {"activate", {0}, "activate --config F [--timings]",
+     "admit, stage, attest and describe every capsule; print what\nwould be published (all or "
+     "nothing)", host_command},
+    {"call", {0}, "call --config F TOOL [--input JSON] [--timings]",
+     "activate, then run one tool call in a fresh cell", host_command},
+    {"serve", {0}, "serve --config F",
+     "activate, then serve MCP over stdio (one JSON-RPC message a line)", host_command},
+    {"pack", {0}, "pack DIR -o FILE [--config F]",
+     "write DIR's capsule.json and artifact as a .capsule.tar.gz bundle", bundle_command},
+    {"inspect", {0}, "inspect FILE [--config F]",
+     "read a bundle (an absolute path) and report it, running nothing", bundle_command},
+    {"keygen", {0}, "keygen --out PREFIX [--algorithm ed25519|ecdsa-p256]",
+     "write an attestation key pair (PREFIX.key 0600, PREFIX.pub)", keygen_command},
+    {"verify", {0}, "verify FILE --key PUB [--config F]",
+     "check a signed statement (DSSE envelope or Sigstore bundle); with\n--config, its subjects "
+     "and (world) this machine's world against it", verify_command},
+    {"doctor", {0}, "doctor [--config F]",
+     "check this machine: bwrap, user namespaces, AppArmor, Node", host_command},
+    {"defaults", {0}, "defaults", "the config fields with their defaults and bounds",
+     defaults_command},
+    {"--version", {0}, "--version", "the version", version_command},
+    {"--help", {"-h", "help"}, "--help, -h, help", "this text", help_command},
+};
+static const size_t command_count = sizeof commands / sizeof commands[0];
+
+static const command *find_command(const char *name) {
+  for (size_t i = 0; i < command_count; i++) {
+    const command *c = &commands[i];
+    if (strcmp(name, c->name) == 0) return c;
+    for (size_t a = 0; a < 2; a++)
+      if (c->alias[a] && strcmp(name, c->alias[a]) == 0) return c;
+  }
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) return usage("missing command");
+  const command *c = find_command(argv[1]);
+  return c ? c->run(argc, argv) : usage("unknown command");
 }
