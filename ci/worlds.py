@@ -93,6 +93,9 @@ def node_world(line, user=False):
     path = f"{node_bin(line)}:{os.environ.get('PATH', '/usr/bin:/bin')}"
     env = {"PATH": path, "CAPSULE_BIN": str(ASAN_BIN), "HOME": os.environ.get("HOME", "/root"),
            "CAPSULE_MATRIX_STRICT": "0"}
+    # The machine's own trust for npm (test_json_suite installs its suite):
+    # a runner behind a TLS proxy names its CA here, as the host shell does.
+    env.update({k: v for k, v in os.environ.items() if k in ("NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE")})
     if not user:
         return pytest_in(REPO, CELL_TESTS, env)
     return as_ordinary_user(path)
