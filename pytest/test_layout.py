@@ -150,3 +150,20 @@ def test_calls_point_down_the_layers():
     built objects' symbols: no call points up a layer (before issue 35:
     three, cell -> attest and attest -> call twice)."""
     assert host_layout.upward_calls(REPO, BIN.parent / "obj") == []
+
+
+def test_fuzz_coverage_targets_name_real_harnesses_files_and_functions():
+    """fuzz/coverage.py measures each harness on files, some narrowed to
+    named functions: a renamed file or function would drop out of the
+    figure silently (issue 35). Each target exists, and each harness of the
+    folder (the one list, fuzz/Makefile reads it) has targets."""
+    sys.path.insert(0, str(REPO / "fuzz"))
+    import coverage as fuzz_coverage
+    harnesses = sorted(p.stem[len("fuzz_"):] for p in (REPO / "fuzz" / "harness").glob("fuzz_*.c"))
+    assert sorted(fuzz_coverage.TARGETS) == harnesses
+    for harness, targets in fuzz_coverage.TARGETS.items():
+        for target in targets:
+            path, _, functions = target.partition(":")
+            source = (REPO / path).read_text()
+            for name in filter(None, functions.split(",")):
+                assert re.search(rf"^\S[^\n;]*\b{name}\([^\n;]*$", source, re.M), f"{harness}: {path} has no {name}()"
