@@ -73,45 +73,9 @@ typedef struct {
   int (*run)(int argc, char **argv);
 } command;
 
-static const command commands[];
-static const size_t command_count;
-
-/* capsule-host --help (-h, help): the commands and their options, on
- * stdout, exit 0; a wrong command line gets the one-line USAGE error. Both
- * come from the command table. */
-static void print_help(void) {
-  fputs("capsule-host: runs DSH capsule guests in fresh bubblewrap cells and publishes their "
-        "tools.\n\nUsage: capsule-host COMMAND [OPTIONS]\n\n", stdout);
-  for (size_t i = 0; i < command_count; i++) {
-    const command *c = &commands[i];
-    int used = printf("  %s", c->synopsis);
-    if (used > 28) printf("\n%29s", "");
-    else printf("%*s", 29 - used, "");
-    for (const char *d = c->description; *d; d++) {
-      putchar(*d);
-      if (*d == '\n') printf("%29s", "");
-    }
-    putchar('\n');
-  }
-  fputs("\nattest, activate, serve and call also take --statement DIR [--key FILE]: in-toto "
-        "statements of\nwhat they attested (the world, a verification summary per capsule), "
-        "signed with FILE or\n$CAPSULE_ATTEST_KEY into DSSE envelopes and Sigstore bundles, "
-        "else unsigned (said on stderr).\n\nEach command above prints one JSON document on "
-        "stdout: {\"ok\":true,...}, or\n{\"ok\":false,\"error\":{\"code\",\"message\"}} "
-        "with exit 1 (2 for USAGE); the codes are in\ndocs/ERRORS.md.\n", stdout);
-}
-
-static int usage(const char *why) {
-  char line[1500] = "";
-  size_t used = 0;
-  for (size_t i = 0; i < command_count && used < sizeof line; i++)
-    used += (size_t)snprintf(line + used, sizeof line - used, "%s%s", i ? " | " : "",
-                             commands[i].synopsis);
-  cap_error err = {0};
-  cap_fail(&err, CAP_E_USAGE, "%s. Usage: capsule-host %s (attest, activate, serve and call "
-           "also take --statement DIR [--key FILE])", why, line);
-  return fail(&err);
-}
+/* Both come from the command table at the end of this file. */
+static int usage(const char *why);
+static void print_help(void);
 
 /* pack DIR -o FILE | inspect FILE [--config F]: static, no cells. */
 static int bundle_command(int argc, char **argv) {
@@ -214,8 +178,6 @@ static int host_command(int argc, char **argv) {
   bool is_attest = strcmp(cmd, "attest") == 0, is_activate = strcmp(cmd, "activate") == 0,
        is_call = strcmp(cmd, "call") == 0, is_serve = strcmp(cmd, "serve") == 0,
        is_doctor = strcmp(cmd, "doctor") == 0;
-  if (!is_attest && !is_activate && !is_call && !is_serve && !is_doctor)
-    return usage("unknown command");
   if (!is_attest && !is_doctor && !config) return usage("--config is required");
   if (is_call && !tool) return usage("call needs a TOOL name");
   if ((statements || key_path) && is_doctor)
@@ -307,6 +269,43 @@ static const command commands[] = {
     {"--help", {"-h", "help"}, "--help, -h, help", "this text", help_command},
 };
 static const size_t command_count = sizeof commands / sizeof commands[0];
+
+/* capsule-host --help (-h, help): the commands and their options, on
+ * stdout, exit 0; a wrong command line gets the one-line USAGE error. Both
+ * come from the command table. */
+static void print_help(void) {
+  fputs("capsule-host: runs DSH capsule guests in fresh bubblewrap cells and publishes their "
+        "tools.\n\nUsage: capsule-host COMMAND [OPTIONS]\n\n", stdout);
+  for (size_t i = 0; i < command_count; i++) {
+    const command *c = &commands[i];
+    int used = printf("  %s", c->synopsis);
+    if (used > 28) printf("\n%29s", "");
+    else printf("%*s", 29 - used, "");
+    for (const char *d = c->description; *d; d++) {
+      putchar(*d);
+      if (*d == '\n') printf("%29s", "");
+    }
+    putchar('\n');
+  }
+  fputs("\nattest, activate, serve and call also take --statement DIR [--key FILE]: in-toto "
+        "statements of\nwhat they attested (the world, a verification summary per capsule), "
+        "signed with FILE or\n$CAPSULE_ATTEST_KEY into DSSE envelopes and Sigstore bundles, "
+        "else unsigned (said on stderr).\n\nEach command above prints one JSON document on "
+        "stdout: {\"ok\":true,...}, or\n{\"ok\":false,\"error\":{\"code\",\"message\"}} "
+        "with exit 1 (2 for USAGE); the codes are in\ndocs/ERRORS.md.\n", stdout);
+}
+
+static int usage(const char *why) {
+  char line[1500] = "";
+  size_t used = 0;
+  for (size_t i = 0; i < command_count && used < sizeof line; i++)
+    used += (size_t)snprintf(line + used, sizeof line - used, "%s%s", i ? " | " : "",
+                             commands[i].synopsis);
+  cap_error err = {0};
+  cap_fail(&err, CAP_E_USAGE, "%s. Usage: capsule-host %s (attest, activate, serve and call "
+           "also take --statement DIR [--key FILE])", why, line);
+  return fail(&err);
+}
 
 static const command *find_command(const char *name) {
   for (size_t i = 0; i < command_count; i++) {

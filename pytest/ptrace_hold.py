@@ -15,11 +15,11 @@ import time
 PTRACE_CONT = 7
 PTRACE_DETACH = 17
 PTRACE_SEIZE = 0x4206
+PTRACE_INTERRUPT = 0x4207
 PTRACE_GETEVENTMSG = 0x4201
 PTRACE_O_TRACEFORK, PTRACE_O_TRACEVFORK, PTRACE_O_TRACECLONE = 2, 4, 8
-PTRACE_EVENT_FORK, PTRACE_EVENT_VFORK, PTRACE_EVENT_CLONE, PTRACE_EVENT_STOP = 1, 2, 3, 128
+PTRACE_EVENT_FORK, PTRACE_EVENT_VFORK, PTRACE_EVENT_CLONE = 1, 2, 3
 WALL = 0x40000000
-WNOHANG = os.WNOHANG
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
@@ -67,7 +67,7 @@ def hold_after_clone(pid, timeout_s=5.0):
         return None
     until = time.monotonic() + timeout_s
     while time.monotonic() < until:
-        got, status = os.waitpid(pid, WALL | WNOHANG)
+        got, status = os.waitpid(pid, WALL | os.WNOHANG)
         if got == 0:
             time.sleep(0.0005)
             continue
@@ -91,7 +91,7 @@ def _release(pid):
     """Lets a seized bwrap run on untraced."""
     try:
         os.kill(pid, 0)
-        _ptrace(0x4207, pid)  # PTRACE_INTERRUPT: detaching needs a stop
+        _ptrace(PTRACE_INTERRUPT, pid)  # detaching needs a stop
         os.waitpid(pid, WALL)
         _ptrace(PTRACE_DETACH, pid)
     except OSError:
@@ -104,7 +104,7 @@ def reap(pid, timeout_s=10.0):
     until = time.monotonic() + timeout_s
     while time.monotonic() < until:
         try:
-            got, status = os.waitpid(pid, WALL | WNOHANG)
+            got, status = os.waitpid(pid, WALL | os.WNOHANG)
         except ChildProcessError:
             return True
         if got and (os.WIFEXITED(status) or os.WIFSIGNALED(status)):
