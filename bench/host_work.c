@@ -13,8 +13,8 @@
 #include "digest.h"
 #include "frame.h"
 #include "admit/config.h"
-#include "cell/cell_given.h"
-#include "host.h"
+#include "cell/launch_document.h"
+#include "host_state.h"
 #include "launch_doc.h"
 #include "admit/schema.h"
 #include "seccomp_policy.h"
@@ -29,7 +29,7 @@ static const char descriptor_text[] =
 
 static void one_call(host *h, const json_t *descriptor) {
   cap_error err = {0};
-  char *doc = host_launch_doc(h, &h->attest_guest, NULL, &err);
+  char *doc = launch_document_build(h, &h->attest_guest, NULL, &err);
   if (!doc) return;
   launch_doc ld;
   if (launch_doc_parse(doc, strlen(doc), &ld, &err) == CAP_OK) {

@@ -119,7 +119,7 @@ def depth(nodes, edges):
 # activation composes admission, cells and attestation; the CLI and
 # verify sit on top.
 LAYER_ORDER = ["admit", "cell", "attest", "activation", "call", "serve", "top"]
-LOOSE_LAYERS = {"host/activation": "activation", "host/host": "top", "host/main": "top",
+LOOSE_LAYERS = {"host/host": "activation", "host/host_state": "admit", "host/main": "top",
                 "host/verify": "top"}
 
 
@@ -155,6 +155,66 @@ def measure(root, objdir):
             "includeDepth": depth(mods, inc), "folders": dict(sorted(folders.items()))}
 
 
+# Where code lives (README, "Where code goes"): every library file of host/
+# belongs to one module, the header in its folder whose name is the longest
+# "_"-boundary prefix of the file's (cell_io.c -> cell.h, cell_orphans.c ->
+# cell_orphans.h). A module's externally visible symbols start with its name
+# and are declared in its header, or in its <name>_private.h when only the
+# module's own files share them; a header declares only its module's.
+DECLARED = re.compile(r"^(?!typedef|struct \w+;|#|static)[A-Za-z_][^;{}()#]*?\b([a-z_][a-z0-9_]*)\s*(?:\(|;|\[)", re.M)
+
+
+def module_of(c_file):
+    """The module header of a host .c file (a Path), or None."""
+    parts = c_file.stem.split("_")
+    for n in range(len(parts), 0, -1):
+        h = c_file.parent / ("_".join(parts[:n]) + ".h")
+        if h.exists():
+            return h
+    return None
+
+
+def declarations(header):
+    text = re.sub(r"/\*.*?\*/", "", header.read_text(), flags=re.S)
+    text = re.sub(r"\([^()]*(?:\([^()]*\)[^()]*)*\)", "()", text)  # parameter lists, one nesting
+    text = re.sub(r"^(typedef )?(struct|enum|union)\b[^;]*?\{.*?^\}[^;]*;", "", text, flags=re.M | re.S)
+    return set(DECLARED.findall(text))
+
+
+def module_rule_breaks(root, objdir):
+    """What breaks the one-header-per-module rule, as sentences."""
+    breaks = []
+    host = root / "host"
+    headers = {h: declarations(h) for h in sorted(host.rglob("*.h"))}
+    defined_by = defaultdict(set)  # header -> symbols its module's files define
+    for c in sorted(host.rglob("*.c")):
+        if c.name == "main.c":
+            continue
+        rel = c.relative_to(root)
+        mod = module_of(c)
+        if mod is None:
+            breaks.append(f"{rel}: no module header (a .h named after it or a prefix of it)")
+            continue
+        private = mod.with_name(mod.stem + "_private.h")
+        out = subprocess.run(["nm", str(objdir / rel.with_suffix(".o"))], capture_output=True,
+                             text=True, check=True).stdout
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) != 3 or parts[1] not in "TDBR" or parts[2].startswith("__"):
+                continue
+            sym = parts[2]
+            defined_by[mod].add(sym)
+            defined_by[private].add(sym)
+            if sym != mod.stem and not sym.startswith(mod.stem + "_"):
+                breaks.append(f"{rel}: {sym} does not start with its module's name {mod.stem}_")
+            if parts[1] == "T" and sym not in headers[mod] and sym not in headers.get(private, ()):
+                breaks.append(f"{rel}: {sym} is not declared in {mod.relative_to(root)}")
+    for h, names in headers.items():
+        for name in sorted(names - defined_by.get(h, set())):
+            breaks.append(f"{h.relative_to(root)} declares {name}, which its module does not define")
+    return breaks
+
+
 if __name__ == "__main__":
     root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent)
     objdir = Path(sys.argv[2]) if len(sys.argv) > 2 else root / "build" / "asan" / "obj"
@@ -168,6 +228,10 @@ if __name__ == "__main__":
     print(f"upward calls {len(m['upwardCalls'])}")
     for a, b in m["upwardCalls"]:
         print(f"  {a} -> {b}")
+    breaks = module_rule_breaks(root, objdir)
+    print(f"module rule breaks {len(breaks)}")
+    for b in breaks:
+        print("  " + b)
 
 
 def longest_chain(root, objdir, kind="both"):

@@ -38,7 +38,7 @@ TARGETS = {
     "bundle_roundtrip": ["host/admit/bundle.c"],
     "bundle_admission": ["host/admit/capsule.c:capsule_admit_bundle,capsule_check_digest",
                          "host/admit/policy.c", "host/admit/bundle.c"],
-    "mcp": ["host/serve/mcp_dispatch.c",
+    "mcp": ["host/serve/mcp.c",
             "host/serve/scheduler.c:drop_slot,refuse,start_next,scheduler_in_flight,scheduler_admit,scheduler_cancel"],
     "runtime_scan": ["common/runtime_scan.c:runtime_elf_interpreter,runtime_parse_ld_list"],
     "cell_reports": ["host/cell/cell_reports.c"],

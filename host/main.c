@@ -10,10 +10,13 @@
 #include <string.h>
 
 #include "admit/bundle_cli.h"
-#include "attest/attestation.h"
+#include "attest/attest.h"
+#include "attest/statement_write.h"
 #include "attest/doctor.h"
 #include "attest/signing_key.h"
+#include "call/call.h"
 #include "host.h"
+#include "verify.h"
 #include "serve/serve.h"
 #include "strict_json.h"
 #include "version.h"
@@ -120,7 +123,7 @@ static int keygen_command(int argc, char **argv) {
   if (!ed && strcmp(algorithm, "ecdsa-p256") != 0) return usage("--algorithm is ed25519 or ecdsa-p256");
   cap_error err = {0};
   json_t *report = NULL;
-  if (key_generate(out, ed ? KEY_ED25519 : KEY_ECDSA_P256, &report, &err)) return fail(&err);
+  if (signing_key_generate(out, ed ? KEY_ED25519 : KEY_ECDSA_P256, &report, &err)) return fail(&err);
   return print_ok(report);
 }
 
@@ -136,7 +139,7 @@ static int verify_command(int argc, char **argv) {
   if (!file || !key) return usage("verify needs FILE and --key PUB");
   cap_error err = {0};
   json_t *report = NULL;
-  if (host_verify_attestation(file, key, config, &report, &err)) return fail(&err);
+  if (verify_attestation(file, key, config, &report, &err)) return fail(&err);
   json_object_set_new(report, "verified", json_true());
   return print_ok(report);
 }
@@ -200,18 +203,18 @@ static int host_command(int argc, char **argv) {
   if (host_open(&h, config, &err)) goto out;
   h.statement_dir = statements;
   h.statement_key = key_path;
-  if (statements && statements_preflight(&h, &err)) goto out;
+  if (statements && statement_write_preflight(&h, &err)) goto out;
   if (is_doctor) {
     status = doctor_run(&h);
   } else if (is_attest && !(statements && config)) {
-    if (host_attest(&h, &err)) goto out;
-    if (statements && statements_write(&h, CAP_OK, NULL, &err)) goto out;
+    if (attest_run(&h, &err)) goto out;
+    if (statements && statement_write(&h, CAP_OK, NULL, &err)) goto out;
     print_json(json_pack("{s:b,s:O}", "ok", 1, "attestation", h.attestation));
   } else if (host_activate(&h, &err) != CAP_OK) {
     /* Activation failed: the summaries still say so, each with the code. */
     cap_error ignored = {0};
-    if (statements) statements_write(&h, err.code, &err, &ignored);
-  } else if (statements && statements_write(&h, CAP_OK, NULL, &err)) {
+    if (statements) statement_write(&h, err.code, &err, &ignored);
+  } else if (statements && statement_write(&h, CAP_OK, NULL, &err)) {
     goto out;
   } else if (is_attest) {
     print_json(json_pack("{s:b,s:O}", "ok", 1, "attestation", h.attestation));
@@ -227,7 +230,7 @@ static int host_command(int argc, char **argv) {
       print_json(reg);
     } else {
       json_t *result = NULL;
-      if (host_call(&h, tool, input, &result, &err) == CAP_OK) {
+      if (call_tool(&h, tool, input, &result, &err) == CAP_OK) {
         json_t *out = json_pack("{s:b,s:s,s:o}", "ok", 1, "tool", tool, "result", result);
         if (timings) json_object_set(out, "timingsMs", h.timings);
         print_json(out);

@@ -7,10 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attest/attest.h"
 #include "admit/capsule.h"
-#include "attest/attestation.h"
+#include "attest/world_predicate.h"
 #include "attest/dsse.h"
 #include "host.h"
+#include "verify.h"
 #include "safe_open.h"
 #include "attest/signing_key.h"
 #include "attest/statement.h"
@@ -53,7 +55,7 @@ static json_t *expected_subjects(const host *h, const json_t *statement, cap_err
   const char *type = json_string_value(json_object_get(statement, "predicateType"));
   json_t *want = NULL;
   if (strcmp(type, WORLD_PREDICATE_TYPE) == 0) {
-    if (world_subjects(h, &want, err)) return NULL;
+    if (world_predicate_subjects(h, &want, err)) return NULL;
     return want;
   }
   const char *first = json_string_value(json_object_get(json_array_get(json_object_get(statement, "subject"), 0), "name"));
@@ -62,7 +64,7 @@ static json_t *expected_subjects(const host *h, const json_t *statement, cap_err
   for (size_t i = 0; slash && i < h->cap_count; i++)
     if (strlen(h->caps[i].m.id) == (size_t)(slash - first) &&
         strncmp(h->caps[i].m.id, first, (size_t)(slash - first)) == 0)
-      capsule_subjects(&h->caps[i], want);
+      world_predicate_capsule_subjects(&h->caps[i], want);
   if (json_array_size(want) == 0) {
     json_decref(want);
     cap_fail(err, CAP_E_SUBJECT_MISMATCH, "the summary names %.200s, a capsule the config does not admit",
@@ -88,9 +90,9 @@ static cap_code check_policy(const host *h, const json_t *statement, cap_error *
 /* Re-attests this machine and compares the world with the statement's. */
 static cap_code check_world(host *h, const json_t *statement, json_t *report, cap_error *err) {
   json_t *now = NULL, *drift = json_array();
-  cap_code rc = host_attest(h, err);
+  cap_code rc = attest_run(h, err);
   if (!rc) rc = world_predicate(h, &now, err);
-  if (!rc) world_drift(json_object_get(statement, "predicate"), now, drift);
+  if (!rc) statement_world_drift(json_object_get(statement, "predicate"), now, drift);
   json_decref(now);
   json_object_set(report, "drift", drift);
   if (!rc && json_array_size(drift)) {
@@ -103,7 +105,7 @@ static cap_code check_world(host *h, const json_t *statement, json_t *report, ca
   return rc;
 }
 
-cap_code host_verify_attestation(const char *path, const char *public_key, const char *config,
+cap_code verify_attestation(const char *path, const char *public_key, const char *config,
                                  json_t **report, cap_error *err) {
   *report = NULL;
   char *text = NULL;
@@ -113,7 +115,7 @@ cap_code host_verify_attestation(const char *path, const char *public_key, const
   json_t *statement = NULL;
   cap_code rc = read_envelope_file(path, &text, &len, err);
   if (!rc) rc = dsse_parse(text, len, &p, err);
-  if (!rc) rc = key_load_public(public_key, &key, err);
+  if (!rc) rc = signing_key_load_public(public_key, &key, err);
   if (!rc) rc = dsse_verify(&p, &key, err);
   if (!rc) rc = statement_read(p.payload, p.payload_len, &statement, err);
   if (!rc) rc = summary_passed(statement, err);
@@ -122,7 +124,7 @@ cap_code host_verify_attestation(const char *path, const char *public_key, const
   json_t *out = rc ? NULL : json_pack("{s:s,s:O,s:s}", "predicateType",
                                       json_string_value(json_object_get(statement, "predicateType")),
                                       "subject", json_object_get(statement, "subject"), "keyid", key.keyid);
-  key_free(&key);
+  signing_key_free(&key);
   if (!rc && config) {
     host h;
     memset(&h, 0, sizeof h);

@@ -5,6 +5,7 @@ sources, and a unit test file per boundary module. ci/host_layout.py
 measures; these tests hold the line."""
 import importlib.util
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import PurePosixPath
@@ -27,7 +28,7 @@ def test_host_is_in_folders_by_layer():
     folders = sorted(p.name for p in (REPO / "host").iterdir() if p.is_dir())
     assert folders == sorted(LAYERS)
     loose = sorted(p.name for p in (REPO / "host").iterdir() if p.is_file())
-    assert loose == ["activation.c", "host.h", "main.c", "verify.c"], loose
+    assert loose == ["host.c", "host.h", "host_state.h", "main.c", "verify.c", "verify.h"], loose
 
 
 def test_no_two_host_files_include_or_call_each_other_in_a_circle():
@@ -66,7 +67,7 @@ def test_private_headers_are_private_in_fact():
                 assert private.name not in names, f"{src} includes {private}"
     # JSON-RPC is the protocol's: the scheduler carries no constant of it.
     users = sorted(str(s.relative_to(REPO)) for s in sources if "jsonrpc_codes.h" in includes(s))
-    assert users == ["host/serve/mcp_dispatch.c", "host/serve/serve_output.c"], users
+    assert users == ["host/serve/mcp.c", "host/serve/serve_output.c"], users
     for f in ("host/serve/scheduler.c", "host/serve/serve.c"):
         assert not re.search(r"JSONRPC_|-32[0-9]{3}", (REPO / f).read_text()), f
 
@@ -151,6 +152,38 @@ def test_calls_point_down_the_layers():
     built objects' symbols: no call points up a layer (before issue 35:
     three, cell -> attest and attest -> call twice)."""
     assert host_layout.upward_calls(REPO, BIN.parent / "obj") == []
+
+
+def test_every_host_file_is_in_one_module_with_its_header_and_prefix():
+    """One header per module, named after it, declaring exactly that
+    module's functions, each named with the module's prefix (README, "Where
+    code goes"): read from the headers and the built objects."""
+    assert host_layout.module_rule_breaks(REPO, BIN.parent / "obj") == []
+
+
+def test_the_module_rule_catches_a_file_without_header_a_bare_name_and_a_stray_declaration(tmp_path):
+    """The rule above would fail: a file no header names, a visible helper
+    with a bare name, a header declaring what its module does not define."""
+    objdir = BIN.parent / "obj"
+    tidy = "/".join(["host", "cell", "tidy.c"])  # a new file no header names
+    shutil.copytree(REPO / "host", tmp_path / "host")
+    shutil.copytree(objdir / "host", tmp_path / "obj" / "host")
+    (tmp_path / tidy).write_text("int tidy_up(void);\nint tidy_up(void) { return 0; }\n")
+    with open(tmp_path / "host/cell/cell_io.c", "a") as f:
+        f.write("\nint reap_all(void);\nint reap_all(void) { return 1; }\n")
+    with open(tmp_path / "host/cell/cell_orphans.h", "a") as f:
+        f.write("\nint cell_orphans_count(void);\n")
+    for c in (tidy, "host/cell/cell_io.c"):
+        subprocess.run(["cc", "-std=c11", "-D_GNU_SOURCE", "-Icommon", "-Ihost", "-Ilauncher",
+                        f"-I{BIN.parent / 'gen'}", f"-I{tmp_path / 'host'}", "-c", str(tmp_path / c),
+                        "-o", str(tmp_path / "obj" / c.replace(".c", ".o"))], cwd=REPO, check=True)
+    breaks = host_layout.module_rule_breaks(tmp_path, tmp_path / "obj")
+    assert breaks == [
+        "host/cell/cell_io.c: reap_all does not start with its module's name cell_",
+        "host/cell/cell_io.c: reap_all is not declared in host/cell/cell.h",
+        f"{tidy}: no module header (a .h named after it or a prefix of it)",
+        "host/cell/cell_orphans.h declares cell_orphans_count, which its module does not define",
+    ], breaks
 
 
 def test_fuzz_coverage_targets_name_real_harnesses_files_and_functions():

@@ -39,7 +39,7 @@ static void world(void **state) {
   (void)state;
   json_t *mine, *r = world_report(&mine);
   cap_error err = {0};
-  assert_int_equal(attest_check_world(&node, &bwrap, mine, r, CHALLENGE, &err), CAP_OK);
+  assert_int_equal(attest_report_check_world(&node, &bwrap, mine, r, CHALLENGE, &err), CAP_OK);
   struct {
     const char *key, *value;
     cap_code code;
@@ -56,7 +56,7 @@ static void world(void **state) {
     json_t *m = json_deep_copy(r);
     json_object_set_new(m, mutations[i].key, unit_json(mutations[i].value));
     memset(&err, 0, sizeof err);
-    cap_code rc = attest_check_world(&node, &bwrap, mine, m, CHALLENGE, &err);
+    cap_code rc = attest_report_check_world(&node, &bwrap, mine, m, CHALLENGE, &err);
     if (rc != mutations[i].code) fail_msg("%s: %s", mutations[i].key, cap_code_name(rc));
     json_decref(m);
   }
@@ -73,10 +73,10 @@ static void cell(void **state) {
                         "\"denied\",\"fs.write\":\"denied\",\"child\":\"denied\",\"worker\":\"denied\","
                         "\"net\":\"allowed\"}}");
   cap_error err = {0};
-  assert_int_equal(attest_check_cell(&node, "v20.20.2", false, r, CHALLENGE, &err), CAP_OK);
+  assert_int_equal(attest_report_check_cell(&node, "v20.20.2", false, r, CHALLENGE, &err), CAP_OK);
   /* The snapshot must be in use exactly when the host mounted one. */
-  assert_int_equal(attest_check_cell(&node, "v20.20.2", true, r, CHALLENGE, &err), CAP_E_ATTEST_WORLD_MISMATCH);
-  assert_int_equal(attest_check_cell(&node, "v22.0.0", false, r, CHALLENGE, &(cap_error){0}),
+  assert_int_equal(attest_report_check_cell(&node, "v20.20.2", true, r, CHALLENGE, &err), CAP_E_ATTEST_WORLD_MISMATCH);
+  assert_int_equal(attest_report_check_cell(&node, "v22.0.0", false, r, CHALLENGE, &(cap_error){0}),
                    CAP_E_ATTEST_WORLD_MISMATCH);
   struct {
     const char *key, *value;
@@ -100,7 +100,7 @@ static void cell(void **state) {
     json_t *m = json_deep_copy(r);
     json_object_set_new(m, mutations[i].key, unit_json(mutations[i].value));
     memset(&err, 0, sizeof err);
-    cap_code rc = attest_check_cell(&node, "v20.20.2", false, m, CHALLENGE, &err);
+    cap_code rc = attest_report_check_cell(&node, "v20.20.2", false, m, CHALLENGE, &err);
     if (rc != mutations[i].code) fail_msg("%s=%s: %s", mutations[i].key, mutations[i].value, cap_code_name(rc));
     json_decref(m);
   }

@@ -6,9 +6,9 @@
 
 static void diagnoses(void **state) {
   (void)state;
-  assert_int_equal(bwrap_diagnose("").code, CAP_OK);
-  assert_int_equal(bwrap_diagnose("bwrap: execvp /x: No such file or directory").code, CAP_OK);
-  bwrap_diagnosis d = bwrap_diagnose("bwrap: Unknown option --ro-bind-fd");
+  assert_int_equal(bwrap_diagnosis_of("").code, CAP_OK);
+  assert_int_equal(bwrap_diagnosis_of("bwrap: execvp /x: No such file or directory").code, CAP_OK);
+  bwrap_diagnosis d = bwrap_diagnosis_of("bwrap: Unknown option --ro-bind-fd");
   assert_int_equal(d.code, CAP_E_BWRAP_FEATURE_MISSING);
   assert_string_equal(d.fix, FIX_NEWER_BWRAP);
   struct {
@@ -22,7 +22,7 @@ static void diagnoses(void **state) {
       {"bwrap: Creating new namespace failed: Operation not permitted", FIX_APPARMOR},
   };
   for (size_t i = 0; i < sizeof restricted / sizeof *restricted; i++) {
-    d = bwrap_diagnose(restricted[i].said);
+    d = bwrap_diagnosis_of(restricted[i].said);
     if (d.code != CAP_E_USERNS_RESTRICTED || strcmp(d.fix, restricted[i].fix) != 0 || !d.cause)
       fail_msg("%s", restricted[i].said);
   }

@@ -4,7 +4,7 @@
 #include "cell/cell_reports.h"
 #include "unit.h"
 
-static pid_t info(const char *text) { return cell_info_child_pid(text, strlen(text)); }
+static pid_t info(const char *text) { return cell_reports_child_pid(text, strlen(text)); }
 
 static void the_init_pid_is_read_strictly(void **state) {
   (void)state;
@@ -22,7 +22,7 @@ static void the_init_pid_is_read_strictly(void **state) {
 
 static cap_code status(const char *text, cap_error *err) {
   memset(err, 0, sizeof *err);
-  return cell_launcher_status(text, strlen(text), err);
+  return cell_reports_launcher_status(text, strlen(text), err);
 }
 
 static void a_refusal_is_always_a_failure(void **state) {

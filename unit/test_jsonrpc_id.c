@@ -1,4 +1,4 @@
-/* jsonrpc_recover_id: the id of a refused line, exactly when the line is
+/* jsonrpc_id_recover: the id of a refused line, exactly when the line is
  * JSON with one id that can be given back as sent. */
 #include <string.h>
 
@@ -6,7 +6,7 @@
 #include "unit.h"
 
 static json_t *recover(const char *line) {
-  return jsonrpc_recover_id(line, strlen(line), 1 << 20);
+  return jsonrpc_id_recover(line, strlen(line), 1 << 20);
 }
 
 static void expect_id(const char *line, const char *want_json) {
@@ -60,14 +60,14 @@ static void no_id_that_cannot_be_given_back(void **state) {
 static void a_raw_nul_is_not_json(void **state) {
   (void)state;
   const char line[] = "{\"id\":1,\"p\":1\0}";
-  assert_null(jsonrpc_recover_id(line, sizeof line - 1, 1 << 20));
+  assert_null(jsonrpc_id_recover(line, sizeof line - 1, 1 << 20));
 }
 
 static void the_budget_bounds_the_read(void **state) {
   (void)state;
   const char *line = "{\"id\":1,\"p\":[{},{},{},{},{},{},{},{}]}";
-  assert_null(jsonrpc_recover_id(line, strlen(line), 64));
-  json_t *id = jsonrpc_recover_id(line, strlen(line), 1 << 20);
+  assert_null(jsonrpc_id_recover(line, strlen(line), 64));
+  json_t *id = jsonrpc_id_recover(line, strlen(line), 1 << 20);
   assert_non_null(id);
   json_decref(id);
 }

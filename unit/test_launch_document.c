@@ -8,8 +8,8 @@
 
 #include "admit/capsule.h"
 #include "admit/config.h"
-#include "cell/cell_given.h"
-#include "host.h"
+#include "cell/launch_document.h"
+#include "host_state.h"
 #include "launch_doc.h"
 #include "unit.h"
 
@@ -36,7 +36,7 @@ static int setup(void **state) {
 
 static cap_code build(const loaded_capsule *cap, const staged_file *guest, launch_doc *doc) {
   cap_error err = {0};
-  char *text = host_launch_doc(&h, guest, cap, &err);
+  char *text = launch_document_build(&h, guest, cap, &err);
   assert_non_null(text);
   cap_code rc = launch_doc_parse(text, strlen(text), doc, &err);
   free(text);

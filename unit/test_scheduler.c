@@ -5,9 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "serve/mcp.h"
+#include "serve/scheduler.h"
 #include "admit/capsule.h"
 #include "call/verdict.h"
-#include "host.h"
+#include "host_state.h"
 #include "serve/server.h"
 #include "unit.h"
 

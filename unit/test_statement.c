@@ -67,9 +67,9 @@ static void drift_names_each_field_but_the_observed(void **state) {
   json_t *b = unit_json("{\"node\":{\"path\":\"/b\",\"sha256\":\"1\",\"extra\":0},\"bwrap\":{\"sha256\":\"2\"},"
                         "\"observed\":{\"ino\":2}}");
   json_t *drift = json_array();
-  world_drift(a, a, drift);
+  statement_world_drift(a, a, drift);
   assert_int_equal(json_array_size(drift), 0);
-  world_drift(a, b, drift);
+  statement_world_drift(a, b, drift);
   json_t *want = unit_json("[\"node.path\",\"node.extra\"]");
   assert_true(json_equal(drift, want));
   json_decref(a), json_decref(b), json_decref(drift), json_decref(want);

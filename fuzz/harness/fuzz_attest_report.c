@@ -48,10 +48,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *challenge = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
   int snapshot = data[0] & 2;
   if (data[0] & 1)
-    fuzz_reached("world", attest_check_world(&node, &bwrap, world, r, challenge, &err));
+    fuzz_reached("world", attest_report_check_world(&node, &bwrap, world, r, challenge, &err));
   else
     fuzz_reached(snapshot ? "cell-snapshot" : "cell",
-                 attest_check_cell(&node, "v20.20.2", snapshot != 0, r, challenge, &err));
+                 attest_report_check_cell(&node, "v20.20.2", snapshot != 0, r, challenge, &err));
   json_decref(r);
   return 0;
 }

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static int ready;
   if (!ready) {
     cap_error err = {0};
-    if (key_from_public_pem(test_key, &key, &err)) abort();
+    if (signing_key_from_public_pem(test_key, &key, &err)) abort();
     ready = 1;
   }
   cap_error err = {0};

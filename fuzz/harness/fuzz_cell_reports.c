@@ -10,11 +10,11 @@
 #include "fuzz_reach.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  pid_t pid = cell_info_child_pid((const char *)data, size);
+  pid_t pid = cell_reports_child_pid((const char *)data, size);
   if (pid < 0 || pid == 1) abort(); /* never the caller's init or a negative pid */
   fuzz_reached_if("info", pid > 0);
   cap_error err = {0};
-  cap_code code = cell_launcher_status((const char *)data, size, &err);
+  cap_code code = cell_reports_launcher_status((const char *)data, size, &err);
   if (code == CAP_OK || err.code != code) abort(); /* a refusal is always a failure */
   fuzz_reached("status", code);
   return 0;

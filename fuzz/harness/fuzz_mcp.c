@@ -1,5 +1,5 @@
 /* capsule-host serve's MCP handling: each input is a stream of lines, fed
- * one by one to the real dispatch (mcp_dispatch.c) and the real scheduler
+ * one by one to the real dispatch (mcp.c) and the real scheduler
  * (scheduler.c) of one server, through its call-runner seam: calls are
  * admitted, queued, refused BUSY, cancelled and checked for reused ids
  * exactly as in serve, but no supervisor is forked. Both eras, every
@@ -13,8 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "serve/mcp.h"
 #include "admit/capsule.h"
-#include "host.h"
+#include "host_state.h"
 #include "serve/server.h"
 #include "fuzz_reach.h"
 

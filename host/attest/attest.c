@@ -16,12 +16,13 @@
 #include <unistd.h>
 
 #include "cell/cell.h"
-#include "cell/cell_given.h"
+#include "cell/launch_document.h"
+#include "cell/node_flags.h"
 #include "world_view.h"
 #include "digest.h"
 #include "attest_report.h"
 #include "bwrap_diagnosis.h"
-#include "host.h"
+#include "host_state.h"
 #include "launch_doc.h"
 #include "seccomp_policy.h"
 #include "strict_json.h"
@@ -62,7 +63,7 @@ static cap_code world_phase(host *h, json_t *report, cap_error *err) {
   json_decref(req);
   if (!rc) rc = cell_expect(&c, "attest.world.result", deadline, CAP_E_CELL_START_TIMEOUT, &reply, err);
   if (!rc)
-    rc = attest_check_world(&h->node, &h->bwrap, json_object_get(report, "host"), reply,
+    rc = attest_report_check_world(&h->node, &h->bwrap, json_object_get(report, "host"), reply,
                             challenge, err);
   rc = cell_finish(&c, rc, err);
   if (rc) {
@@ -75,7 +76,7 @@ static cap_code world_phase(host *h, json_t *report, cap_error *err) {
   json_object_del(reply, "type");
   json_object_del(reply, "challenge");
   json_object_set_new(report, "world", reply);
-  return host_select_node_flags(h, err);
+  return node_flags_select(h, err);
 }
 
 /* The cell must live in namespaces of its own, not the host's. */
@@ -123,7 +124,7 @@ static cap_code classify_node_failure(const host *h, const cell *c, cap_error *e
 }
 
 static cap_code classify_bwrap_failure(const cell *c, cap_error *err) {
-  bwrap_diagnosis d = bwrap_diagnose(c->stderr_buf ? c->stderr_buf : "");
+  bwrap_diagnosis d = bwrap_diagnosis_of(c->stderr_buf ? c->stderr_buf : "");
   if (d.code == CAP_OK) return CAP_OK;
   char tail[400];
   cell_stderr_tail(c, tail, sizeof tail);
@@ -143,7 +144,7 @@ static void publish(host *h) {
   h->attesting = NULL;
 }
 
-cap_code attest_cell(host *h, cell *c, json_t *report, cap_error *err) {
+cap_code attest_cell_report(host *h, cell *c, json_t *report, cap_error *err) {
   char challenge[65];
   if (!digest_random_hex(32, challenge)) return cap_fail(err, CAP_E_INTERNAL, "no randomness");
   long long deadline = mono_ms() + h->cfg.limits.startup_timeout_ms;
@@ -162,7 +163,7 @@ cap_code attest_cell(host *h, cell *c, json_t *report, cap_error *err) {
     rc = err->code;
   }
   if (!rc)
-    rc = attest_check_cell(&h->node, h->node_version, h->snapshot.path[0] != '\0', reply, challenge,
+    rc = attest_report_check_cell(&h->node, h->node_version, h->snapshot.path[0] != '\0', reply, challenge,
                            err);
   if (!rc) rc = check_namespaces(c, report, err);
   if (rc) {
@@ -178,33 +179,33 @@ cap_code attest_cell(host *h, cell *c, json_t *report, cap_error *err) {
   json_object_set_new(report, "cellLoaderSha256", json_string(h->loader.sha256));
   json_object_set_new(report, "seccompSha256", json_string(h->seccomp_sha256));
   json_object_set_new(report, "ceilings",
-                      host_ceilings_report(&h->cfg.limits, h->node_reserved_data_mb));
+                      launch_document_ceilings(&h->cfg.limits, h->node_reserved_data_mb));
   json_object_set_new(report, "cellWorld", json_pack("{s:s,s:b}", "hostname", LAUNCH_CELL_HOSTNAME,
                                                 "devWritable", 0));
   return CAP_OK;
 }
 
-cap_code host_attest_cell(host *h, cell *c, cap_error *err) {
-  if (attest_cell(h, c, h->attesting, err)) return err->code;
+cap_code attest_cell(host *h, cell *c, cap_error *err) {
+  if (attest_cell_report(h, c, h->attesting, err)) return err->code;
   publish(h);
   return CAP_OK;
 }
 
-cap_code attest_only_cell(host *h, json_t *report, cap_error *err) {
+cap_code attest_only_cell_report(host *h, json_t *report, cap_error *err) {
   cell c;
-  if (host_start_cell(h, &h->attest_guest, NULL, &c, err)) return err->code;
-  cap_code rc = cell_finish(&c, attest_cell(h, &c, report, err), err);
+  if (cell_start_for_capsule(h, &h->attest_guest, NULL, &c, err)) return err->code;
+  cap_code rc = cell_finish(&c, attest_cell_report(h, &c, report, err), err);
   if (h->timings) json_object_set_new(h->timings, "cellProbe", cell_timings_json(&c));
   return rc ? as_attest_error(err, "cell") : CAP_OK;
 }
 
-cap_code host_attest_only_cell(host *h, cap_error *err) {
-  if (attest_only_cell(h, h->attesting, err)) return err->code;
+cap_code attest_only_cell(host *h, cap_error *err) {
+  if (attest_only_cell_report(h, h->attesting, err)) return err->code;
   publish(h);
   return CAP_OK;
 }
 
-cap_code host_attest_world(host *h, cap_error *err) {
+cap_code attest_world(host *h, cap_error *err) {
   if (h->attestation || h->attesting) return CAP_OK;
   if (!h->timings) h->timings = json_object();
   long long t0 = mono_ms();
@@ -215,7 +216,7 @@ cap_code host_attest_world(host *h, cap_error *err) {
   if (runtime_which(h->cfg.bubblewrap_command, path, &h->bwrap, CAP_E_BWRAP_NOT_FOUND, err))
     return err->code;
   if (seccomp_policy_digest(h->seccomp_sha256, err)) return err->code;
-  if (host_stage_cell_files(h, err)) return err->code;
+  if (cell_stage_files(h, err)) return err->code;
   json_object_set_new(h->timings, "resolveMs", json_integer(mono_ms() - t0));
   json_t *report = json_object();
   json_object_set_new(report, "host", runtime_world_json());
@@ -235,8 +236,8 @@ cap_code host_attest_world(host *h, cap_error *err) {
   return CAP_OK;
 }
 
-cap_code host_attest(host *h, cap_error *err) {
+cap_code attest_run(host *h, cap_error *err) {
   if (h->attestation) return CAP_OK;
-  if (host_attest_world(h, err) || host_attest_only_cell(h, err)) return err->code;
+  if (attest_world(h, err) || attest_only_cell(h, err)) return err->code;
   return CAP_OK;
 }

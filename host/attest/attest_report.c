@@ -16,7 +16,7 @@ static cap_code mismatch(cap_error *err, const char *field) {
                   "world probe reports a different %s than the host sees", field);
 }
 
-cap_code attest_check_world(const runtime_view *node_view, const file_identity *bwrap_id,
+cap_code attest_report_check_world(const runtime_view *node_view, const file_identity *bwrap_id,
                             const json_t *mine, const json_t *r, const char *challenge,
                             cap_error *err) {
   static const char *const keys[] = {"type", "challenge", "node", "nodeVersion", "bwrap",
@@ -55,7 +55,7 @@ static bool mounted_dest(const runtime_view *node, const char *path) {
   return false;
 }
 
-cap_code attest_check_cell(const runtime_view *node, const char *node_version,
+cap_code attest_report_check_cell(const runtime_view *node, const char *node_version,
                            bool snapshot_mounted, const json_t *r, const char *challenge,
                            cap_error *err) {
   static const char *const keys[] = {"type", "challenge", "version", "execPath", "sharedObjects",

@@ -9,7 +9,7 @@ static bool mentions(const char *text, const char *const *needles) {
   return false;
 }
 
-bwrap_diagnosis bwrap_diagnose(const char *e) {
+bwrap_diagnosis bwrap_diagnosis_of(const char *e) {
   static const char *const unknown_option[] = {"Unknown option", "unrecognized option", NULL};
   static const char *const apparmor[] = {"setting up uid map: Permission denied",
                                          "RTM_NEWADDR: Operation not permitted", NULL};

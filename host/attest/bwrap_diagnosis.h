@@ -22,6 +22,6 @@ typedef struct {
   const char *fix;
 } bwrap_diagnosis;
 
-bwrap_diagnosis bwrap_diagnose(const char *stderr_text);
+bwrap_diagnosis bwrap_diagnosis_of(const char *stderr_text);
 
 #endif

@@ -1,5 +1,5 @@
+#include "attest/attest.h"
 #include "doctor.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -9,7 +9,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
 #include "bwrap_diagnosis.h"
 #include "kernel_abi.h"
 #include "clock.h"
@@ -17,7 +16,7 @@
 #include "snapshot.h"
 #include "subproc.h"
 #include "admit/staging.h"
-#include "host.h"
+#include "host_state.h"
 #include "runtime_scan.h"
 
 #define FIX_INSTALL_BWRAP "sudo apt-get install --yes bubblewrap"
@@ -103,7 +102,7 @@ static cap_code run_bwrap(const char *bwrap, char *const *args, int *status, cha
 
 static void diagnose_bwrap(report *r, const char *check, const char *stderr_text) {
   char detail[800];
-  bwrap_diagnosis d = bwrap_diagnose(stderr_text);
+  bwrap_diagnosis d = bwrap_diagnosis_of(stderr_text);
   snprintf(detail, sizeof detail, "%s; bwrap said: %.600s",
            d.cause ? d.cause : "bwrap failed", stderr_text);
   for (char *p = detail; *p; p++)
@@ -180,7 +179,7 @@ int doctor_run(host *h) {
   add(&r, "kernel-abi", CAP_OK, detail, NULL);
   if (r.ok) {
     memset(&err, 0, sizeof err);
-    cap_code a = host_attest(h, &err);
+    cap_code a = attest_run(h, &err);
     add(&r, "attestation", a, a == CAP_OK ? "execution-world attestation passed" : err.message,
         a == CAP_OK ? NULL : "see docs/ERRORS.md for this code");
     /* What `serve` will do after activation, done here to say whether it can. */

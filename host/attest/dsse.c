@@ -72,7 +72,7 @@ cap_code dsse_sign(const unsigned char *payload, size_t len, const signing_key *
   unsigned char *pae = dsse_pae(DSSE_PAYLOAD_TYPE, payload, len, &pae_len), *sig = NULL;
   size_t sig_len = 0;
   if (!pae) return cap_fail(err, CAP_E_INTERNAL, "out of memory");
-  cap_code rc = key_sign(key, pae, pae_len, &sig, &sig_len, err);
+  cap_code rc = signing_key_sign(key, pae, pae_len, &sig, &sig_len, err);
   free(pae);
   if (rc) return rc;
   char *b64_payload = dsse_base64(payload, len), *b64_sig = dsse_base64(sig, sig_len);
@@ -200,12 +200,12 @@ cap_code dsse_verify(const dsse_parsed *p, const signing_key *key, cap_error *er
                     p->keyid, key->keyid);
   size_t pae_len;
   unsigned char *pae = dsse_pae(DSSE_PAYLOAD_TYPE, p->payload, p->payload_len, &pae_len);
-  bool ok = pae && key_verify(key, pae, pae_len, p->sig, p->sig_len);
+  bool ok = pae && signing_key_verify(key, pae, pae_len, p->sig, p->sig_len);
   free(pae);
   return ok ? CAP_OK
             : cap_fail(err, CAP_E_SIGNATURE_INVALID,
                        "the signature is not the %s key %s's over the envelope's PAE",
-                       key_algorithm_name(key->algorithm), key->keyid);
+                       signing_key_algorithm_name(key->algorithm), key->keyid);
 }
 
 void dsse_parsed_free(dsse_parsed *p) {

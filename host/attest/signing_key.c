@@ -17,7 +17,7 @@
 
 #define KEY_MAX_BYTES 16384
 
-const char *key_algorithm_name(key_algorithm a) { return a == KEY_ED25519 ? "ed25519" : "ecdsa-p256"; }
+const char *signing_key_algorithm_name(key_algorithm a) { return a == KEY_ED25519 ? "ed25519" : "ecdsa-p256"; }
 
 /* Appends an SSH wire string (uint32 length, bytes). */
 static size_t put_string(unsigned char *out, const void *data, size_t n) {
@@ -85,7 +85,7 @@ static cap_code describe(signing_key *key, EVP_PKEY *pkey, bool has_private, cap
   return ok ? CAP_OK : cap_fail(err, CAP_E_KEY_INVALID, "the public key cannot be encoded");
 }
 
-char *key_public_pem(const signing_key *key) {
+char *signing_key_public_pem(const signing_key *key) {
   BIO *b = BIO_new(BIO_s_mem());
   char *out = NULL;
   if (b && PEM_write_bio_PUBKEY(b, key->pkey)) {
@@ -112,7 +112,7 @@ static cap_code write_new(const char *path, mode_t mode, const char *text, cap_e
   return CAP_OK;
 }
 
-cap_code key_generate(const char *prefix, key_algorithm algorithm, json_t **report, cap_error *err) {
+cap_code signing_key_generate(const char *prefix, key_algorithm algorithm, json_t **report, cap_error *err) {
   EVP_PKEY *pkey = algorithm == KEY_ED25519 ? EVP_PKEY_Q_keygen(NULL, NULL, "ED25519")
                                             : EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
   if (!pkey) return cap_fail(err, CAP_E_INTERNAL, "OpenSSL could not generate a key");
@@ -128,7 +128,7 @@ cap_code key_generate(const char *prefix, key_algorithm algorithm, json_t **repo
     long n = BIO_get_mem_data(b, &data);
     pem = strndup(data, (size_t)n);
   }
-  if (!rc && !(pub_pem = key_public_pem(&key))) rc = cap_fail(err, CAP_E_INTERNAL, "cannot encode the key");
+  if (!rc && !(pub_pem = signing_key_public_pem(&key))) rc = cap_fail(err, CAP_E_INTERNAL, "cannot encode the key");
   if (!rc && !pem) rc = cap_fail(err, CAP_E_INTERNAL, "cannot encode the key");
   if (!rc) rc = write_new(priv, 0600, pem, err);
   if (!rc && (rc = write_new(pub, 0644, pub_pem, err))) unlink(priv);
@@ -138,8 +138,8 @@ cap_code key_generate(const char *prefix, key_algorithm algorithm, json_t **repo
   BIO_free_all(b);
   if (!rc)
     *report = json_pack("{s:s,s:s,s:s,s:s}", "privateKey", priv, "publicKey", pub, "algorithm",
-                        key_algorithm_name(key.algorithm), "keyid", key.keyid);
-  key_free(&key);
+                        signing_key_algorithm_name(key.algorithm), "keyid", key.keyid);
+  signing_key_free(&key);
   return rc;
 }
 
@@ -193,13 +193,13 @@ static cap_code adopt(signing_key *key, EVP_PKEY *pkey, bool encrypted, bool has
     return cap_fail(err, CAP_E_KEY_INVALID, "%s holds no PEM %s key", source,
                     has_private ? "private" : "public");
   if (describe(key, pkey, has_private, err)) {
-    key_free(key);
+    signing_key_free(key);
     return err->code;
   }
   return CAP_OK;
 }
 
-cap_code key_load_private(const char *path, signing_key *key, bool *found, cap_error *err) {
+cap_code signing_key_load_private(const char *path, signing_key *key, bool *found, cap_error *err) {
   memset(key, 0, sizeof *key);
   *found = false;
   char *text = NULL;
@@ -220,14 +220,14 @@ cap_code key_load_private(const char *path, signing_key *key, bool *found, cap_e
   return adopt(key, pkey, encrypted, true, path ? path : ATTEST_KEY_ENV, err);
 }
 
-cap_code key_from_public_pem(const char *pem, signing_key *key, cap_error *err) {
+cap_code signing_key_from_public_pem(const char *pem, signing_key *key, cap_error *err) {
   memset(key, 0, sizeof *key);
   bool encrypted = false;
   EVP_PKEY *pkey = pem_key(pem, false, &encrypted);
   return adopt(key, pkey, encrypted, false, "the PEM text", err);
 }
 
-cap_code key_load_public(const char *path, signing_key *key, cap_error *err) {
+cap_code signing_key_load_public(const char *path, signing_key *key, cap_error *err) {
   memset(key, 0, sizeof *key);
   char *text = NULL;
   if (read_key_file(path, false, &text, err)) return err->code;
@@ -237,7 +237,7 @@ cap_code key_load_public(const char *path, signing_key *key, cap_error *err) {
   return adopt(key, pkey, encrypted, false, path, err);
 }
 
-cap_code key_sign(const signing_key *key, const unsigned char *msg, size_t len, unsigned char **sig,
+cap_code signing_key_sign(const signing_key *key, const unsigned char *msg, size_t len, unsigned char **sig,
                   size_t *sig_len, cap_error *err) {
   *sig = NULL;
   EVP_MD_CTX *ctx = EVP_MD_CTX_new();
@@ -250,13 +250,13 @@ cap_code key_sign(const signing_key *key, const unsigned char *msg, size_t len, 
   if (!ok) {
     free(*sig);
     *sig = NULL;
-    return cap_fail(err, CAP_E_KEY_INVALID, "OpenSSL could not sign with the %s key", key_algorithm_name(key->algorithm));
+    return cap_fail(err, CAP_E_KEY_INVALID, "OpenSSL could not sign with the %s key", signing_key_algorithm_name(key->algorithm));
   }
   *sig_len = n;
   return CAP_OK;
 }
 
-bool key_verify(const signing_key *key, const unsigned char *msg, size_t len,
+bool signing_key_verify(const signing_key *key, const unsigned char *msg, size_t len,
                 const unsigned char *sig, size_t sig_len) {
   EVP_MD_CTX *ctx = EVP_MD_CTX_new();
   const EVP_MD *md = key->algorithm == KEY_ED25519 ? NULL : EVP_sha256();
@@ -266,7 +266,7 @@ bool key_verify(const signing_key *key, const unsigned char *msg, size_t len,
   return ok;
 }
 
-void key_free(signing_key *key) {
+void signing_key_free(signing_key *key) {
   EVP_PKEY_free(key->pkey);
   key->pkey = NULL;
 }

@@ -28,23 +28,23 @@ typedef struct signing_key {
 /* Writes prefix.key (0600, created, never overwritten) and prefix.pub;
  * *report names them, the algorithm and the key id. KEY_INVALID when a
  * file exists or cannot be written. */
-cap_code key_generate(const char *prefix, key_algorithm algorithm, json_t **report, cap_error *err);
+cap_code signing_key_generate(const char *prefix, key_algorithm algorithm, json_t **report, cap_error *err);
 /* A private key from path, or (path NULL) from the PEM text in the
  * environment variable ATTEST_KEY_ENV. A key file readable by group or
  * others is refused, as ssh refuses one. *found false (CAP_OK) when
  * neither is given. */
-cap_code key_load_private(const char *path, signing_key *key, bool *found, cap_error *err);
+cap_code signing_key_load_private(const char *path, signing_key *key, bool *found, cap_error *err);
 /* A public key (SPKI PEM) from path, or from PEM text. */
-cap_code key_load_public(const char *path, signing_key *key, cap_error *err);
-cap_code key_from_public_pem(const char *pem, signing_key *key, cap_error *err);
+cap_code signing_key_load_public(const char *path, signing_key *key, cap_error *err);
+cap_code signing_key_from_public_pem(const char *pem, signing_key *key, cap_error *err);
 /* Ed25519 signs msg itself; ECDSA P-256 signs its SHA-256 (DER signature). */
-cap_code key_sign(const signing_key *key, const unsigned char *msg, size_t len,
+cap_code signing_key_sign(const signing_key *key, const unsigned char *msg, size_t len,
                   unsigned char **sig, size_t *sig_len, cap_error *err);
-bool key_verify(const signing_key *key, const unsigned char *msg, size_t len,
+bool signing_key_verify(const signing_key *key, const unsigned char *msg, size_t len,
                 const unsigned char *sig, size_t sig_len);
 /* The public key as SPKI PEM (malloc'd). */
-char *key_public_pem(const signing_key *key);
-const char *key_algorithm_name(key_algorithm algorithm);
-void key_free(signing_key *key);
+char *signing_key_public_pem(const signing_key *key);
+const char *signing_key_algorithm_name(key_algorithm algorithm);
+void signing_key_free(signing_key *key);
 
 #endif

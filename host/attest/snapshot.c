@@ -1,3 +1,4 @@
+#include "attest/attest.h"
 #include "snapshot.h"
 
 #include <errno.h>
@@ -14,7 +15,7 @@
 #include "safe_open.h"
 #include "subproc.h"
 #include "admit/staging.h"
-#include "host.h"
+#include "host_state.h"
 
 #define SNAPSHOT_MAX_BYTES (256u << 20)
 #define SNAPSHOT_BUILD_TIMEOUT_MS 60000
@@ -96,7 +97,7 @@ static cap_code verify_in_cell(host *h, cap_error *err) {
   /* The check fills a report of its own; the published one stays. */
   json_t *report = json_object();
   if (!report) return cap_fail(err, CAP_E_INTERNAL, "out of memory");
-  cap_code rc = attest_only_cell(h, report, err);
+  cap_code rc = attest_only_cell_report(h, report, err);
   json_decref(report);
   return rc;
 }

@@ -137,7 +137,7 @@ static void diff(const char *path, const json_t *a, const json_t *b, json_t *dri
   json_array_append_new(drift, json_string(path));
 }
 
-void world_drift(const json_t *attested, const json_t *now, json_t *drift) {
+void statement_world_drift(const json_t *attested, const json_t *now, json_t *drift) {
   json_t *a = json_deep_copy(attested), *b = json_deep_copy(now);
   json_object_del(a, "observed");
   json_object_del(b, "observed");

@@ -35,6 +35,6 @@ cap_code statement_subjects_match(const json_t *statement, const json_t *want, c
 /* The fields of a world predicate that must not change for the world to
  * be the one attested: everything but "observed". Appends to drift the
  * path of each field that differs ("node.sha256", "bwrap.path", ...). */
-void world_drift(const json_t *attested, const json_t *now, json_t *drift);
+void statement_world_drift(const json_t *attested, const json_t *now, json_t *drift);
 
 #endif

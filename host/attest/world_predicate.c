@@ -1,4 +1,4 @@
-#include "attestation.h"
+#include "world_predicate.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 
 #include "admit/capsule.h"
 #include "digest.h"
-#include "host.h"
+#include "host_state.h"
 #include "runtime_scan.h"
 #include "safe_open.h"
 #include "statement.h"
@@ -24,7 +24,7 @@ static cap_code file_digest(const char *path, char hex[65], cap_error *err) {
   return ok ? CAP_OK : cap_fail(err, CAP_E_INTERNAL, "cannot hash %s", path);
 }
 
-cap_code host_binary_digest(char hex[65], cap_error *err) {
+cap_code world_predicate_host_digest(char hex[65], cap_error *err) {
   /* /proc/self/exe is a magic link so_open refuses: open it as the kernel
    * gives it, the running binary's own inode. */
   int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
@@ -44,7 +44,7 @@ cap_code world_predicate(const host *h, json_t **predicate, cap_error *err) {
   char self[65], node[65], bwrap[65], so[65], launcher[65], probe[65];
   /* capsule-launcher and capsule-probe run in every cell's start: trusted
    * code beside capsule-host, pinned like it. */
-  if (host_binary_digest(self, err) || file_digest(h->node.executable.path, node, err) ||
+  if (world_predicate_host_digest(self, err) || file_digest(h->node.executable.path, node, err) ||
       file_digest(h->bwrap.path, bwrap, err) || file_digest(h->launcher, launcher, err) ||
       file_digest(h->probe, probe, err))
     return err->code;
@@ -89,7 +89,7 @@ cap_code world_predicate(const host *h, json_t **predicate, cap_error *err) {
   return CAP_OK;
 }
 
-void capsule_subjects_as(const loaded_capsule *cap, const char *id, json_t *subjects) {
+void world_predicate_capsule_subjects_as(const loaded_capsule *cap, const char *id, json_t *subjects) {
   char name[4400];
   /* Only digests that are known: a manifest refused before its integrity
    * field was read pins no artifact digest. */
@@ -109,16 +109,16 @@ void capsule_subjects_as(const loaded_capsule *cap, const char *id, json_t *subj
   }
 }
 
-void capsule_subjects(const loaded_capsule *cap, json_t *subjects) {
-  capsule_subjects_as(cap, cap->m.id, subjects);
+void world_predicate_capsule_subjects(const loaded_capsule *cap, json_t *subjects) {
+  world_predicate_capsule_subjects_as(cap, cap->m.id, subjects);
 }
 
-cap_code world_subjects(const host *h, json_t **subjects, cap_error *err) {
+cap_code world_predicate_subjects(const host *h, json_t **subjects, cap_error *err) {
   *subjects = json_array();
-  for (size_t i = 0; i < h->cap_count; i++) capsule_subjects(&h->caps[i], *subjects);
+  for (size_t i = 0; i < h->cap_count; i++) world_predicate_capsule_subjects(&h->caps[i], *subjects);
   if (h->cap_count) return CAP_OK;
   char self[65];
-  if (host_binary_digest(self, err)) return err->code;
+  if (world_predicate_host_digest(self, err)) return err->code;
   statement_add_subject(*subjects, "capsule-host", self);
   return CAP_OK;
 }

@@ -1,4 +1,4 @@
-/* A supervisor's verdict (call_supervisor.c): the one JSON object a forked
+/* A supervisor's verdict (supervisor.c): the one JSON object a forked
  * supervisor writes on its pipe when its job ends, and the one reading of
  * it. Exactly one of
  *   {"ok":true,"result":{...}}                       a call's admitted result

@@ -1,6 +1,7 @@
 /* A warm cell's life in its supervisor: start, wait for the loader, wait
  * idle for a call (or for the end of the assignment pipe, which recycles
  * it), then the call exactly as in a fresh cell. */
+#include "call/call.h"
 #include "warm_cell.h"
 
 #include <errno.h>
@@ -10,12 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cell/cell_given.h"
 #include "clock.h"
 #include "strict_json.h"
 #include "admit/capsule.h"
 #include "cell/cell.h"
-#include "host.h"
+#include "host_state.h"
 
 typedef enum { WAIT_ASSIGNED, WAIT_RECYCLE, WAIT_CANCELLED, WAIT_CELL_FAILED } wait_result;
 
@@ -112,7 +112,7 @@ warm_outcome warm_cell_run(host *h, size_t cap_index, int assign_fd, json_t **re
   if (cell_cancel_requested) return no_call_ran(assign_fd, WARM_RECYCLED, err); /* before it started */
   loaded_capsule *cap = &h->caps[cap_index];
   cell c;
-  cap_code rc = host_start_cell(h, &cap->guest, cap, &c, err);
+  cap_code rc = cell_start_for_capsule(h, &cap->guest, cap, &c, err);
   if (rc) return no_call_ran(assign_fd, WARM_IDLE_FAILED, err);
   rc = cell_expect(&c, "loader.ready", mono_ms() + h->cfg.limits.startup_timeout_ms,
                    CAP_E_CELL_START_TIMEOUT, NULL, err);
@@ -130,7 +130,7 @@ warm_outcome warm_cell_run(host *h, size_t cap_index, int assign_fd, json_t **re
     return no_call_ran(assign_fd, WARM_IDLE_FAILED, err);
   }
   close(assign_fd);
-  rc = host_call_in_warm_cell(h, cap, &c, json_string_value(json_object_get(assignment, "tool")),
+  rc = call_tool_in_warm_cell(h, cap, &c, json_string_value(json_object_get(assignment, "tool")),
                               json_object_get(assignment, "input"), result, err);
   json_decref(assignment);
   return rc ? WARM_CALL_FAILED : WARM_CALL_OK;

@@ -20,7 +20,7 @@ typedef struct host host;
 
 typedef enum {
   WARM_CALL_OK,     /* *result holds the call's result */
-  WARM_CALL_FAILED, /* the call failed: err says why (as host_call's) */
+  WARM_CALL_FAILED, /* the call failed: err says why (as call_tool's) */
   WARM_IDLE_FAILED, /* the cell failed before any call was given: err */
   WARM_RECYCLED,    /* no call came (idle age, shutdown): cell shut down */
 } warm_outcome;

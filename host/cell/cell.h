@@ -101,4 +101,16 @@ typedef enum {
  * missing report means is the caller's to say. */
 cell_init_wait cell_wait_init(cell *c, long long deadline, cap_error *err);
 
+/* Pointers only: declared, not included (C11 allows the repeat). */
+typedef struct host host;
+typedef struct staged_file staged_file;
+typedef struct loaded_capsule loaded_capsule;
+
+/* Stages the cell loader (cell_files.c) and the attestation-only guest (once). */
+cap_code cell_stage_files(host *h, cap_error *err);
+/* The one start of a cell (cell_for_capsule.c): the launch document for
+ * guest (cap NULL: the attestation-only guest) given to a new launcher. */
+cap_code cell_start_for_capsule(const host *h, const staged_file *guest, const loaded_capsule *cap,
+                         cell *c, cap_error *err);
+
 #endif

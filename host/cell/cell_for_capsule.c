@@ -3,12 +3,12 @@
 #include <stdlib.h>
 
 #include "cell.h"
-#include "cell_given.h"
-#include "host.h"
+#include "launch_document.h"
+#include "host_state.h"
 
-cap_code host_start_cell(const host *h, const staged_file *guest, const loaded_capsule *cap,
+cap_code cell_start_for_capsule(const host *h, const staged_file *guest, const loaded_capsule *cap,
                          cell *c, cap_error *err) {
-  char *doc = host_launch_doc(h, guest, cap, err);
+  char *doc = launch_document_build(h, guest, cap, err);
   if (!doc) return err->code;
   cap_code rc = cell_start_launcher(c, h->launcher, doc, &h->cfg.limits, err);
   free(doc);

@@ -28,7 +28,7 @@ void cell_close_fd(int *fd) {
 }
 
 void cell_parse_info(cell *c) {
-  pid_t pid = cell_info_child_pid(c->info_buf, c->info_len);
+  pid_t pid = cell_reports_child_pid(c->info_buf, c->info_len);
   if (pid) {
     c->init_pid = pid;
     c->t_sandbox = mono_ms();
@@ -211,7 +211,7 @@ cap_code cell_send(cell *c, const json_t *msg, long long deadline, cap_code time
   flush_stdin(c);
   while (c->tx_off < c->tx_len) {
     if (c->status_fd < 0 && c->status_len) /* the launcher refused to exec bwrap */
-      return cell_launcher_status(c->status_buf, c->status_len, err);
+      return cell_reports_launcher_status(c->status_buf, c->status_len, err);
     pump_result r = cell_pump(c, deadline, err);
     if (r == PUMP_TIMED_OUT)
       return cap_fail(err, timeout_code, "cell did not read its input before the deadline");
@@ -232,7 +232,7 @@ cap_code cell_recv(cell *c, long long deadline, cap_code timeout_code, json_t **
     }
     if (fs == FRAME_ERROR) return err->code;
     if (c->status_fd < 0 && c->status_len) /* the launcher refused to exec bwrap */
-      return cell_launcher_status(c->status_buf, c->status_len, err);
+      return cell_reports_launcher_status(c->status_buf, c->status_len, err);
     if (c->out_fd < 0 && c->status_fd < 0) {
       if (c->rx.len > 0)
         return cap_fail(err, CAP_E_FRAME_TRUNCATED,

@@ -8,7 +8,7 @@
  * strict parser with tight limits, like every other document. */
 static const sj_limits report_limits = {4, 32};
 
-pid_t cell_info_child_pid(const char *buf, size_t len) {
+pid_t cell_reports_child_pid(const char *buf, size_t len) {
   cap_error ignored = {0};
   json_t *v = sj_parse(buf, len, &report_limits, CAP_E_LAUNCH_FAILED, "bwrap info", &ignored);
   json_t *pid = json_object_get(v, "child-pid");
@@ -17,7 +17,7 @@ pid_t cell_info_child_pid(const char *buf, size_t len) {
   return n > 1 && n <= INT32_MAX ? (pid_t)n : 0;
 }
 
-cap_code cell_launcher_status(const char *buf, size_t len, cap_error *err) {
+cap_code cell_reports_launcher_status(const char *buf, size_t len, cap_error *err) {
   cap_error ignored = {0};
   json_t *v = sj_parse(buf, len, &report_limits, CAP_E_LAUNCH_FAILED, "launcher status", &ignored);
   const char *code = json_string_value(json_object_get(v, "code"));

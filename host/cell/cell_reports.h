@@ -12,9 +12,9 @@
 
 /* The init pid in bwrap's --info-fd JSON; 0 when there is none (never 1,
  * never negative). */
-pid_t cell_info_child_pid(const char *buf, size_t len);
+pid_t cell_reports_child_pid(const char *buf, size_t len);
 /* The launcher's refusal as a code in err, and that code: the one it names
  * when it names a documented one other than OK, LAUNCH_FAILED otherwise. */
-cap_code cell_launcher_status(const char *buf, size_t len, cap_error *err);
+cap_code cell_reports_launcher_status(const char *buf, size_t len, cap_error *err);
 
 #endif

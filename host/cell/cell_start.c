@@ -30,7 +30,7 @@ void cell_guest_bounds(cell *c) {
   /* The most nodes a legitimate frame holds: a describe.result of
    * maxContributions tools, each schema within maxJsonNodes, plus their
    * envelopes. The parse budget follows from it (strict_json.h); a call
-   * narrows it to one output (host_call.c). */
+   * narrows it to one output (call.c). */
   c->frame_limits.max_nodes = (size_t)lim->max_contributions * ((size_t)lim->max_json_nodes + 16) + 64;
 }
 

@@ -3,25 +3,25 @@
  * cell (a warm cell starts the same way and is told to load later). */
 #include <stdlib.h>
 
+#include "cell/described_cell.h"
 #include "cell.h"
 #include "clock.h"
-#include "cell_given.h"
 #include "admit/capsule.h"
 #include "admit/config.h"
 #include "admit/manifest.h"
-#include "host.h"
+#include "host_state.h"
 
-cap_code host_described_cell(host *h, loaded_capsule *cap, cell *c, bool *started,
+cap_code described_cell_start(host *h, loaded_capsule *cap, cell *c, bool *started,
                              json_t **reply, cap_error *err) {
   *reply = NULL;
   *started = false;
-  cap_code rc = host_start_cell(h, &cap->guest, cap, c, err);
+  cap_code rc = cell_start_for_capsule(h, &cap->guest, cap, c, err);
   if (rc) return rc;
   *started = true;
-  return cell_load_and_describe(c, reply, err);
+  return described_cell_load(c, reply, err);
 }
 
-cap_code cell_load_and_describe(cell *c, json_t **reply, cap_error *err) {
+cap_code described_cell_load(cell *c, json_t **reply, cap_error *err) {
   long long deadline = mono_ms() + c->lim->startup_timeout_ms;
   /* Written together: the loader reads exactly the "load" frame, so
    * "describe" waits in the pipe for the guest. */

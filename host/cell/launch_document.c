@@ -4,13 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cell_given.h"
+#include "launch_document.h"
 #include "launch_doc.h"
 #include "admit/capsule.h"
 #include "admit/config.h"
 #include "admit/staging.h"
 #include "admit/workspace.h"
-#include "host.h"
+#include "host_state.h"
 #include "runtime_scan.h"
 
 /* The ceilings of every cell, from the config (and what the attested Node
@@ -31,7 +31,7 @@ static cap_code add_mount(launch_doc *doc, ld_mount m, cap_error *err) {
   return CAP_OK;
 }
 
-char *host_launch_doc(const host *h, const staged_file *guest, const loaded_capsule *cap,
+char *launch_document_build(const host *h, const staged_file *guest, const loaded_capsule *cap,
                       cap_error *err) {
   const host_limits *lim = &h->cfg.limits;
   launch_doc *doc = calloc(1, sizeof *doc); /* 256 mounts: not for the stack */
@@ -94,7 +94,7 @@ char *host_launch_doc(const host *h, const staged_file *guest, const loaded_caps
   return text;
 }
 
-json_t *host_ceilings_report(const host_limits *lim, long long node_reserved_data_mb) {
+json_t *launch_document_ceilings(const host_limits *lim, long long node_reserved_data_mb) {
   ld_ceilings c = cell_ceilings(lim, node_reserved_data_mb);
   json_t *r = json_pack(
       "{s:{s:I,s:s,s:I},s:{s:I,s:s},s:{s:I,s:s},s:{s:I,s:s},s:{s:i,s:s},s:{s:n,s:s},s:{s:b,s:s}}",

@@ -1,12 +1,12 @@
 /* The Node flags every cell runs with, chosen from the attested version
  * (common/node_version.h): the permission-model flag, whether SIGUSR1 can
  * be disabled, and the memory Node reserves beyond the heap. */
-#include "cell_given.h"
+#include "node_flags.h"
 #include "node_version.h"
-#include "host.h"
+#include "host_state.h"
 
 /* Flags follow the attested version (common/node_version.h). */
-cap_code host_select_node_flags(host *h, cap_error *err) {
+cap_code node_flags_select(host *h, cap_error *err) {
   node_version v;
   if (!node_version_parse(h->node_version, &v))
     return cap_fail(err, CAP_E_ATTEST_OUTPUT_INVALID, "unparseable Node version \"%s\"",

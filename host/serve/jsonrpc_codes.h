@@ -1,4 +1,4 @@
-/* JSON-RPC 2.0 and MCP error codes: the protocol's (mcp_dispatch.c,
+/* JSON-RPC 2.0 and MCP error codes: the protocol's (mcp.c,
  * serve_output.c) and no one else's. */
 #ifndef JSONRPC_CODES_H
 #define JSONRPC_CODES_H

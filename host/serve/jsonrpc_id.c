@@ -120,7 +120,7 @@ static json_t *usable_id(json_t *id, bool rewritten, const char *line, size_t le
  * elsewhere in the line is no reason to lose the id), within the budget
  * the strict parse had: the recovery costs no more than the parse it
  * follows, plus the line's copy when an escape must be rewritten (C20). */
-json_t *jsonrpc_recover_id(const char *line, size_t len, size_t budget_bytes) {
+json_t *jsonrpc_id_recover(const char *line, size_t len, size_t budget_bytes) {
   if (len == 0 || memchr(line, '\0', len)) return NULL; /* a raw NUL: not JSON */
   /* A copy only when there is something to rewrite. */
   bool rewritten = neutralise_escapes(line, NULL, len), exceeded;

@@ -13,6 +13,6 @@
  * is not JSON (a raw NUL, invalid UTF-8, a syntax error), is not an object,
  * has no usable id or two "id" members (neither can be trusted), or would
  * take more than budget_bytes to read. */
-json_t *jsonrpc_recover_id(const char *line, size_t len, size_t budget_bytes);
+json_t *jsonrpc_id_recover(const char *line, size_t len, size_t budget_bytes);
 
 #endif

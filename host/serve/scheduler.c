@@ -6,10 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "serve_log.h"
+#include "serve/warm_pool.h"
+#include "serve/scheduler.h"
 #include "call/verdict.h"
 #include "clock.h"
 #include "serve_private.h"
-#include "host.h"
+#include "host_state.h"
 
 /* Forgets slot i (its request is answered or dropped). */
 static void drop_slot(server *s, size_t i) {
@@ -35,7 +38,7 @@ static void start_next(server *s) {
     call_slot *c = &s->slots[s->running];
     cap_error err = {0};
     c->started_ms = mono_ms();
-    c->warm = warm_take(s, c->tool, c->input, &c->sup);
+    c->warm = warm_pool_take(s, c->tool, c->input, &c->sup);
     if (!c->warm && s->runner->start(s->h, c->tool, c->input, &c->sup, &err) != CAP_OK) {
       refuse(s, c->id, c->tool, c->arrived_ms, "not started", &err);
       drop_slot(s, s->running);

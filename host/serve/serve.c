@@ -3,8 +3,10 @@
  * (and warm cell's) pipe and pidfd; nothing in it waits on a cell. Logs go
  * to stderr; stdout carries protocol only (serve_output.c). The protocol is
  * mcp_dispatch.c, the scheduler scheduler.c, the warm cells warm_pool.c. */
+#include "serve/warm_pool.h"
+#include "serve/mcp.h"
+#include "serve/scheduler.h"
 #include "serve.h"
-
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,10 +20,9 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
 #include "clock.h"
 #include "safe_text.h"
-#include "attest/attestation.h"
+#include "attest/statement_write.h"
 #include "attest/snapshot.h"
 #include "call/verdict.h"
 #include "serve_log.h"
@@ -81,7 +82,7 @@ static void begin_shutdown(server *s) {
     scheduler_cancel_running(s);
     /* The job is the host's own: ended, its node and cell die with it. */
     if (s->snapshot_running) syscall(SYS_pidfd_send_signal, s->snapshot_job.pidfd, SIGKILL, NULL, 0);
-    warm_recycle_all(s); /* idle cells shut down their loaders and are joined */
+    warm_pool_recycle_all(s); /* idle cells shut down their loaders and are joined */
   }
   s->cancel_sent = true;
 }
@@ -174,7 +175,7 @@ static void start_snapshot_job(server *s) {
 static void restate_the_world(host *h) {
   cap_error err = {0};
   if (!h->statement_dir) return;
-  if (statements_write(h, CAP_OK, NULL, &err))
+  if (statement_write(h, CAP_OK, NULL, &err))
     fprintf(stderr, "capsule-host: the world was NOT restated after the snapshot: %s: %s\n",
             cap_code_name(err.code), err.message);
   else
@@ -233,8 +234,8 @@ int serve_run(host *h) {
     if (!s.shutting_down) handle_input(&s);
     if (s.shutting_down) begin_shutdown(&s);
     if (s.shutting_down && s.running == 0 && s.warm_count == 0 && !s.snapshot_running) break;
-    warm_fill(&s);
-    int timeout = scheduler_expire(&s), warm_due = warm_expire(&s);
+    warm_pool_fill(&s);
+    int timeout = scheduler_expire(&s), warm_due = warm_pool_expire(&s);
     if (warm_due >= 0 && (timeout < 0 || warm_due < timeout)) timeout = warm_due;
     serve_flush(&s);
     bool backlogged = serve_backlogged(&s);
@@ -252,7 +253,7 @@ int serve_run(host *h) {
       p[4 + 2 * i] = (struct pollfd){s.slots[i].sup.pidfd, POLLIN, 0};
     }
     struct pollfd *warm_p = p + 3 + 2 * s.running;
-    struct pollfd *snap_p = warm_p + warm_pollfds(&s, warm_p);
+    struct pollfd *snap_p = warm_p + warm_pool_pollfds(&s, warm_p);
     snap_p[0] = (struct pollfd){s.snapshot_running ? s.snapshot_job.result_fd : -1, POLLIN, 0};
     snap_p[1] = (struct pollfd){s.snapshot_running ? s.snapshot_job.pidfd : -1, POLLIN, 0};
     snap_p[2] = (struct pollfd){serve_log_pollfd(), POLLOUT, 0};
@@ -269,7 +270,7 @@ int serve_run(host *h) {
     if (snap_p[0].revents) supervisor_read(&s.snapshot_job, supervisor_verdict_max(&h->cfg.limits));
     if (snap_p[1].revents) finish_snapshot_job(&s);
     /* Warm cells first: a finished call below may take one, shifting them. */
-    warm_reap(&s, warm_p);
+    warm_pool_reap(&s, warm_p);
     /* Finished supervisors next (from the end, as finishing shifts slots). */
     for (size_t i = s.running; i-- > 0;) {
       call_slot *c = &s.slots[i];
@@ -297,7 +298,7 @@ int serve_run(host *h) {
   free(s.out);
   free(s.line);
   free(s.slots);
-  warm_free(&s);
+  warm_pool_free(&s);
   json_decref(s.registry);
   fprintf(stderr, "capsule-host: serve stopped, every cell joined\n");
   serve_log_close(mono_ms() + h->cfg.limits.shutdown_timeout_ms);

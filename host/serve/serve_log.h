@@ -26,4 +26,8 @@ unsigned long long serve_log_dropped(void);
  * original stderr back; what is still queued is counted as dropped. */
 void serve_log_close(long long deadline_ms);
 
+/* One audit line per tools/call (serve_log_call.c): tool, "ok" or the code, the
+ * milliseconds since since_ms (0: none), and how it ran or why it did not. */
+void serve_log_call(const char *tool, const char *outcome, long long since_ms, const char *how);
+
 #endif

@@ -11,7 +11,7 @@
 #include "safe_text.h"
 #include "jsonrpc_codes.h"
 #include "serve_private.h"
-#include "host.h"
+#include "host_state.h"
 
 size_t serve_out_high_water(const server *s) {
   return 4 * (size_t)s->h->cfg.limits.max_frame_bytes;

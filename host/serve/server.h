@@ -1,9 +1,9 @@
 /* One MCP server's state and its two seams, for the serve files and the
  * fuzz_mcp harness: how calls are run (call_runner: forked supervisors in
  * serve, a stand-in in the fuzzer) and what the protocol says when the
- * scheduler decides about a call (call_events, filled by mcp_dispatch.c).
+ * scheduler decides about a call (call_events, filled by mcp.c).
  * The scheduler (scheduler.c) knows calls, not JSON-RPC; the protocol
- * (mcp_dispatch.c) knows JSON-RPC, not supervisors. */
+ * (mcp.c) knows JSON-RPC, not supervisors. */
 #ifndef SERVER_H
 #define SERVER_H
 
@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <poll.h>
 
-#include "call/call_supervisor.h"
+#include "call/supervisor.h"
 
 /* Pointers only: declared, not included (C11 allows the repeat). */
 typedef struct host host;
@@ -37,7 +37,7 @@ typedef struct {
 } call_slot;
 
 /* How the scheduler starts and cancels a call: the forked call supervisor
- * (call_supervisor.c) in serve_run; a stand-in in fuzz/harness/fuzz_mcp.c,
+ * (supervisor.c) in serve_run; a stand-in in fuzz/harness/fuzz_mcp.c,
  * so the protocol and the scheduler run there without forking. */
 typedef struct {
   cap_code (*start)(host *h, const char *tool, const json_t *input, call_supervisor *sup,
@@ -51,7 +51,7 @@ typedef struct {
 
 struct server;
 /* What the scheduler reports about a call, to the protocol that admitted
- * it (mcp_dispatch.c's mcp_events): refused (BUSY, QUEUE_TIMEOUT,
+ * it (mcp.c's mcp_events): refused (BUSY, QUEUE_TIMEOUT,
  * CALL_CANCELLED at shutdown, a start failure: err says which), started
  * (its cell is starting), finished (its supervisor's verdict, never for a
  * call the client cancelled). */
@@ -102,28 +102,5 @@ typedef struct server {
   call_supervisor snapshot_job;
   bool snapshot_running;
 } server;
-
-/* Scheduler (scheduler.c): admits a tools/call whose tool exists (refused
- * BUSY when the queue is full or serve shuts down), cancels a request by
- * id, says whether a call with this id still waits for its answer, ends a
- * running call whose supervisor exited, expires queued calls (returns ms
- * until the next is due, -1 none), and at shutdown refuses what is queued
- * and cancels what runs. */
-void scheduler_admit(server *s, const json_t *id, const char *tool, const json_t *args,
-                     const call_origin *origin);
-void scheduler_cancel(server *s, const json_t *request_id);
-bool scheduler_in_flight(const server *s, const json_t *id);
-void scheduler_finish(server *s, size_t running_index);
-int scheduler_expire(server *s);
-void scheduler_refuse_queued(server *s);
-void scheduler_cancel_running(server *s);
-
-/* MCP (mcp_dispatch.c): the call events it fills, one line from stdin, a
- * line longer than maxFrameBytes, and a verdict as a tools/call result
- * (with resultType when the call came in the 2026-07-28 form). */
-extern const call_events mcp_events;
-void mcp_handle_line(server *s, const char *line, size_t len);
-void mcp_refuse_long_line(server *s);
-json_t *mcp_call_result(const json_t *verdict, bool modern);
 
 #endif

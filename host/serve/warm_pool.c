@@ -8,11 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "call/call.h"
+#include "serve/warm_pool.h"
 #include "call/verdict.h"
 #include "clock.h"
 #include "serve_private.h"
 #include "admit/capsule.h"
-#include "host.h"
+#include "host_state.h"
 
 /* After a warm cell fails while idle, its capsule waits this long before
  * the next one: a capsule whose cells cannot start does not spin. */
@@ -25,7 +27,7 @@ static size_t idle_of(const server *s, size_t cap) {
   return n;
 }
 
-void warm_fill(server *s) {
+void warm_pool_fill(server *s) {
   if (!s->runner->start_warm || s->shutting_down) return;
   size_t want = (size_t)s->h->cfg.limits.warm_cells_per_capsule;
   if (!s->warm_retry_ms && !(s->warm_retry_ms = calloc(s->h->cap_count + 1, sizeof *s->warm_retry_ms)))
@@ -57,9 +59,9 @@ void warm_fill(server *s) {
   }
 }
 
-bool warm_take(server *s, const char *tool, const json_t *input, call_supervisor *out) {
+bool warm_pool_take(server *s, const char *tool, const json_t *input, call_supervisor *out) {
   loaded_capsule *cap = NULL;
-  if (!s->warm_count || !host_find_tool(s->h, tool, &cap)) return false;
+  if (!s->warm_count || !call_find_tool(s->h, tool, &cap)) return false;
   size_t index = (size_t)(cap - s->h->caps);
   for (size_t i = 0; i < s->warm_count; i++) {
     warm_slot *w = &s->warm[i];
@@ -73,7 +75,7 @@ bool warm_take(server *s, const char *tool, const json_t *input, call_supervisor
   return false;
 }
 
-size_t warm_pollfds(const server *s, struct pollfd *p) {
+size_t warm_pool_pollfds(const server *s, struct pollfd *p) {
   for (size_t i = 0; i < s->warm_count; i++) {
     p[2 * i] = (struct pollfd){s->warm[i].sup.result_fd, POLLIN, 0};
     p[2 * i + 1] = (struct pollfd){s->warm[i].sup.pidfd, POLLIN, 0};
@@ -98,7 +100,7 @@ static void reap_one(server *s, size_t i) {
   s->warm_count--;
 }
 
-void warm_reap(server *s, const struct pollfd *p) {
+void warm_pool_reap(server *s, const struct pollfd *p) {
   size_t max = supervisor_verdict_max(&s->h->cfg.limits);
   for (size_t i = s->warm_count; i-- > 0;) {
     call_supervisor *sup = &s->warm[i].sup;
@@ -109,7 +111,7 @@ void warm_reap(server *s, const struct pollfd *p) {
   }
 }
 
-int warm_expire(server *s) {
+int warm_pool_expire(server *s) {
   long long now = mono_ms(), max_idle = s->h->cfg.limits.warm_cell_max_idle_ms, next = -1;
   for (size_t i = 0; i < s->warm_count; i++) {
     warm_slot *w = &s->warm[i];
@@ -130,14 +132,14 @@ int warm_expire(server *s) {
   return next < 0 ? -1 : next > 1000000 ? 1000000 : (int)next;
 }
 
-void warm_recycle_all(server *s) {
+void warm_pool_recycle_all(server *s) {
   for (size_t i = 0; i < s->warm_count; i++) {
     supervisor_recycle(&s->warm[i].sup);
     s->warm[i].retiring = true;
   }
 }
 
-void warm_free(server *s) {
+void warm_pool_free(server *s) {
   free(s->warm);
   free(s->warm_retry_ms);
   s->warm = NULL;

@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "call/call.h"
+#include "mcp.h"
+#include "scheduler.h"
+#include "serve/serve_log.h"
 #include "call/verdict.h"
 #include "jsonrpc_codes.h"
 #include "jsonrpc_id.h"
@@ -15,7 +19,7 @@
 #include "strict_json.h"
 #include "version.h"
 #include "admit/config.h"
-#include "host.h"
+#include "host_state.h"
 
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
@@ -153,7 +157,7 @@ static void handle_call(server *s, const mcp_request *r) {
     /* A second request under a live id would make its answer and any
      * cancel ambiguous: the spec forbids reusing it. */
     return refuse(s, r, JSONRPC_INVALID_REQUEST, "request id already in use by a call in flight", NULL);
-  if (!host_find_tool(s->h, name, NULL)) {
+  if (!call_find_tool(s->h, name, NULL)) {
     char msg[160];
     snprintf(msg, sizeof msg, "Unknown tool: %.100s", name);
     return refuse(s, r, JSONRPC_INVALID_PARAMS, msg, "TOOL_NOT_FOUND");
@@ -293,7 +297,7 @@ static void handle_message(server *s, json_t *msg) {
  * read (jsonrpc_id.c), otherwise a parse error. */
 static void refuse_line(server *s, const char *line, size_t len, const sj_limits *lim,
                         const cap_error *err) {
-  json_t *id = jsonrpc_recover_id(line, len, sj_parse_budget(len, lim));
+  json_t *id = jsonrpc_id_recover(line, len, sj_parse_budget(len, lim));
   if (id)
     serve_send_error(s, id, JSONRPC_INVALID_REQUEST, err->message, cap_code_name(err->code));
   else

@@ -5,16 +5,17 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "cell/described_cell.h"
 #include "admit/call_result.h"
 #include "cell/cell.h"
 #include "clock.h"
-#include "host.h"
+#include "host_state.h"
 #include "admit/schema.h"
 #include "strict_json.h"
 #include "admit/capsule.h"
 #include "admit/workspace.h"
 
-const json_t *host_find_tool(const host *h, const char *name, loaded_capsule **cap) {
+const json_t *call_find_tool(const host *h, const char *name, loaded_capsule **cap) {
   for (size_t i = 0; i < h->cap_count; i++) {
     size_t k;
     json_t *v;
@@ -32,7 +33,7 @@ const json_t *host_find_tool(const host *h, const char *name, loaded_capsule **c
  * its input is within the JSON limits and its schema. */
 static cap_code check_call(const host *h, const char *tool, const json_t *input,
                            loaded_capsule **cap, cap_error *err) {
-  const json_t *desc = host_find_tool(h, tool, cap);
+  const json_t *desc = call_find_tool(h, tool, cap);
   if (!desc) return cap_fail(err, CAP_E_TOOL_NOT_FOUND, "no published tool is named \"%s\"", tool);
   sj_limits jl = {(size_t)h->cfg.limits.max_json_depth, (size_t)h->cfg.limits.max_json_nodes};
   if (!sj_within(input, &jl))
@@ -76,7 +77,7 @@ static cap_code call_described_cell(host *h, loaded_capsule *cap, cell *c, cap_c
   return rc;
 }
 
-cap_code host_call(host *h, const char *tool, const json_t *input, json_t **result,
+cap_code call_tool(host *h, const char *tool, const json_t *input, json_t **result,
                    cap_error *err) {
   *result = NULL;
   loaded_capsule *cap = NULL;
@@ -85,12 +86,12 @@ cap_code host_call(host *h, const char *tool, const json_t *input, json_t **resu
   cell c;
   bool started;
   json_t *reply;
-  cap_code rc = host_described_cell(h, cap, &c, &started, &reply, err);
+  cap_code rc = described_cell_start(h, cap, &c, &started, &reply, err);
   if (!started) return rc;
   return call_described_cell(h, cap, &c, rc, reply, tool, input, result, err);
 }
 
-cap_code host_call_in_warm_cell(host *h, loaded_capsule *warm_cap, cell *c, const char *tool,
+cap_code call_tool_in_warm_cell(host *h, loaded_capsule *warm_cap, cell *c, const char *tool,
                                 const json_t *input, json_t **result, cap_error *err) {
   *result = NULL;
   loaded_capsule *cap = NULL;
@@ -101,6 +102,6 @@ cap_code host_call_in_warm_cell(host *h, loaded_capsule *warm_cap, cell *c, cons
   /* The launcher checked the workspace when the cell started; a grant
    * replaced since is refused as a cold cell's launcher would refuse it. */
   if (!rc) rc = workspace_unchanged(cap->cfg->workspace_root, &cap->workspace, err);
-  if (!rc) rc = cell_load_and_describe(c, &reply, err);
+  if (!rc) rc = described_cell_load(c, &reply, err);
   return call_described_cell(h, warm_cap, c, rc, reply, tool, input, result, err);
 }

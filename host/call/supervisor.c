@@ -1,4 +1,5 @@
-#include "call_supervisor.h"
+#include "call/call.h"
+#include "supervisor.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +18,7 @@
 #include "verdict.h"
 #include "warm_cell.h"
 #include "admit/config.h"
-#include "host.h"
+#include "host_state.h"
 
 static void on_cancel(int sig) {
   (void)sig;
@@ -50,7 +51,7 @@ static json_t *run_job(host *h, const supervised_job *job) {
     if (outcome == WARM_IDLE_FAILED) return verdict_error(err.code, err.message, true);
     rc = outcome == WARM_CALL_OK ? CAP_OK : err.code;
   } else {
-    rc = host_call(h, job->tool, job->input, &result, &err);
+    rc = call_tool(h, job->tool, job->input, &result, &err);
   }
   if (rc == CAP_OK) return verdict_result(result);
   return verdict_error(err.code, err.message, false);

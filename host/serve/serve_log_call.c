@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "serve_log.h"
 #include "clock.h"
 #include "safe_text.h"
 #include "serve_private.h"

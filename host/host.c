@@ -1,6 +1,6 @@
 /* Activation: open the host (config, helpers, staging), check every
  * capsule statically, attest, describe each capsule in a fresh cell, and
- * publish the registry. Calls are in host_call.c. */
+ * publish the registry. Calls are in call.c. */
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -8,8 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cell/described_cell.h"
+#include "attest/attest.h"
 #include "cell/cell.h"
-#include "cell/cell_given.h"
 #include "clock.h"
 #include "admit/describe.h"
 #include "host.h"
@@ -43,12 +44,12 @@ cap_code host_open(host *h, const char *config_path, cap_error *err) {
 static cap_code describe_cell(host *h, loaded_capsule *cap, cap_error *err) {
   cell c;
   json_t *reply = NULL;
-  cap_code rc = host_start_cell(h, &cap->guest, cap, &c, err);
+  cap_code rc = cell_start_for_capsule(h, &cap->guest, cap, &c, err);
   if (rc) return rc; /* no cell to join */
   /* The first cell of an activation is also the attestation's cell probe:
    * the loader answers before the guest exists. */
-  if (!h->attestation) rc = host_attest_cell(h, &c, err);
-  if (!rc) rc = cell_load_and_describe(&c, &reply, err);
+  if (!h->attestation) rc = attest_cell(h, &c, err);
+  if (!rc) rc = described_cell_load(&c, &reply, err);
   if (!rc) rc = describe_admit(reply, &cap->m, &h->cfg.limits, &cap->descriptor, err);
   json_decref(reply);
   rc = cell_finish(&c, rc, err);
@@ -93,7 +94,7 @@ cap_code host_activate(host *h, cap_error *err) {
   if (host_admit_capsules(h, err)) return err->code;
   json_object_set_new(h->timings, "staticChecksMs", json_integer(mono_ms() - t0));
   /* With a capsule, the first describe cell is the attestation's cell probe. */
-  if ((h->cap_count ? host_attest_world(h, err) : host_attest(h, err))) return err->code;
+  if ((h->cap_count ? attest_world(h, err) : attest_run(h, err))) return err->code;
   for (size_t i = 0; i < h->cap_count; i++)
     if (describe_cell(h, &h->caps[i], err)) return err->code;
   if (check_unique_tools(h, err)) return err->code;

@@ -10,10 +10,11 @@
 #include "admit/capsule.h"
 #include "admit/config.h"
 #include "admit/names.h"
-#include "attestation.h"
+#include "statement_write.h"
+#include "world_predicate.h"
 #include "digest.h"
 #include "dsse.h"
-#include "host.h"
+#include "host_state.h"
 #include "safe_open.h"
 #include "file_uri.h"
 #include "signing_key.h"
@@ -124,11 +125,11 @@ static int open_statement_dir(const char *dir, cap_error *err) {
   return dirfd;
 }
 
-cap_code statements_preflight(const host *h, cap_error *err) {
+cap_code statement_write_preflight(const host *h, cap_error *err) {
   signing_key key;
   bool have_key = false;
-  if (key_load_private(h->statement_key, &key, &have_key, err)) return err->code;
-  if (have_key) key_free(&key);
+  if (signing_key_load_private(h->statement_key, &key, &have_key, err)) return err->code;
+  if (have_key) signing_key_free(&key);
   int dirfd = open_statement_dir(h->statement_dir, err);
   if (dirfd < 0) return err->code;
   close(dirfd);
@@ -145,19 +146,19 @@ static void summary_id(const loaded_capsule *cap, size_t index, char *out, size_
   else snprintf(out, size, "capsules-%zu", index);
 }
 
-cap_code attestation_write(host *h, const char *dir, const signing_key *key, cap_code outcome,
+cap_code statement_write_to(host *h, const char *dir, const signing_key *key, cap_code outcome,
                            const cap_error *why, json_t **report, cap_error *err) {
   *report = NULL;
   int dirfd = open_statement_dir(dir, err);
   if (dirfd < 0) return err->code;
   json_t *files = json_array();
   char self[65], world_hex[65] = "";
-  cap_code rc = host_binary_digest(self, err);
+  cap_code rc = world_predicate_host_digest(self, err);
   /* The world statement, when the world was attested. */
   if (!rc && h->attestation) {
     json_t *predicate = NULL, *subjects = NULL;
     rc = world_predicate(h, &predicate, err);
-    if (!rc) rc = world_subjects(h, &subjects, err);
+    if (!rc) rc = world_predicate_subjects(h, &subjects, err);
     if (!rc) rc = state(dirfd, "world", statement_new(subjects, WORLD_PREDICATE_TYPE, predicate), key,
                         files, world_hex, err);
     else json_decref(predicate), json_decref(subjects);
@@ -168,7 +169,7 @@ cap_code attestation_write(host *h, const char *dir, const signing_key *key, cap
     char id[160], stem[200], hex[65];
     summary_id(cap, i, id, sizeof id);
     json_t *subjects = json_array();
-    capsule_subjects_as(cap, id, subjects);
+    world_predicate_capsule_subjects_as(cap, id, subjects);
     if (json_array_size(subjects) == 0) { /* nothing was read to name */
       json_decref(subjects);
       continue;
@@ -187,7 +188,7 @@ cap_code attestation_write(host *h, const char *dir, const signing_key *key, cap
   *report = json_pack("{s:s,s:o,s:b}", "directory", dir, "files", files, "signed", key != NULL);
   if (key) {
     json_object_set_new(*report, "keyid", json_string(key->keyid));
-    json_object_set_new(*report, "algorithm", json_string(key_algorithm_name(key->algorithm)));
+    json_object_set_new(*report, "algorithm", json_string(signing_key_algorithm_name(key->algorithm)));
   } else {
     json_object_set_new(*report, "unsigned", json_string("no key was given (--key or " ATTEST_KEY_ENV
                                                           "): the statements are not signed"));
@@ -195,13 +196,13 @@ cap_code attestation_write(host *h, const char *dir, const signing_key *key, cap
   return CAP_OK;
 }
 
-cap_code statements_write(host *h, cap_code outcome, const cap_error *why, cap_error *err) {
+cap_code statement_write(host *h, cap_code outcome, const cap_error *why, cap_error *err) {
   signing_key key;
   bool have_key = false;
-  if (key_load_private(h->statement_key, &key, &have_key, err)) return err->code;
+  if (signing_key_load_private(h->statement_key, &key, &have_key, err)) return err->code;
   json_t *report = NULL;
-  cap_code rc = attestation_write(h, h->statement_dir, have_key ? &key : NULL, outcome, why, &report, err);
-  if (have_key) key_free(&key);
+  cap_code rc = statement_write_to(h, h->statement_dir, have_key ? &key : NULL, outcome, why, &report, err);
+  if (have_key) signing_key_free(&key);
   if (rc) return rc;
   if (!have_key) fprintf(stderr, "capsule-host: statements in %s are NOT signed (no --key, no %s)\n",
                          h->statement_dir, ATTEST_KEY_ENV);
