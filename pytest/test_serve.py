@@ -451,6 +451,7 @@ def test_a_call_assigned_as_the_cancel_arrives_is_answered_call_cancelled(lab):
     try:
         s.call(7, "capsule_echo", {"text": "hi"})
         s.p.stdin.close()
+        deadline = time.monotonic() + 30  # its own wait: the warm cells' may have used the first
         while not any(signal_pending(pid, signal.SIGTERM) for pid in stopped):
             assert time.monotonic() < deadline, "serve never cancelled its supervisors"
             time.sleep(0.01)
