@@ -215,6 +215,29 @@ def module_rule_breaks(root, objdir):
     return breaks
 
 
+def function_lengths(root):
+    """[(lines, file, function)] of every function defined in host/, longest
+    first: from the line its definition starts to its closing brace."""
+    out = []
+    for f in sorted((root / "host").rglob("*.c")):
+        depth, candidate, start = 0, None, None
+        for i, line in enumerate(f.read_text().splitlines()):
+            code = re.sub(r'"(\\.|[^"\\])*"|\'(\\.|[^\'\\])*\'', '""', line)
+            code = re.sub(r"//.*|/\*.*?\*/", "", code)
+            if depth == 0 and re.match(r"[A-Za-z_]", line) and not line.rstrip().endswith(";"):
+                candidate = (i, line)
+            opens, closes = code.count("{"), code.count("}")
+            if (depth == 0 and opens > closes and candidate and start is None
+                    and "(" in candidate[1] and "=" not in candidate[1].split("(")[0]):
+                start = candidate
+            depth += opens - closes
+            if depth == 0 and start is not None and closes:
+                name = re.findall(r"(\w+)\s*\(", start[1])
+                out.append((i - start[0] + 1, str(f.relative_to(root)), name[0] if name else "?"))
+                start = candidate = None
+    return sorted(out, reverse=True)
+
+
 if __name__ == "__main__":
     root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent)
     objdir = Path(sys.argv[2]) if len(sys.argv) > 2 else root / "build" / "asan" / "obj"
@@ -228,6 +251,8 @@ if __name__ == "__main__":
     print(f"upward calls {len(m['upwardCalls'])}")
     for a, b in m["upwardCalls"]:
         print(f"  {a} -> {b}")
+    lengths = function_lengths(root)
+    print("longest functions: " + ", ".join(f"{name} {n}" for n, _, name in lengths[:4]))
     breaks = module_rule_breaks(root, objdir)
     print(f"module rule breaks {len(breaks)}")
     for b in breaks:

@@ -84,7 +84,7 @@ REVERTS = [
      "fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK);", "",
      ["pytest/test_containment.py::test_sigterm_with_a_client_that_never_reads"]),
     ("serve reaps the bwrap it adopts, per call (issue 32)", "host/serve/serve.c",
-     "    reap_adopted(&s);\n", "    (void)reap_adopted;\n",
+     "  reap_adopted(s);\n", "  (void)reap_adopted;\n",
      ["pytest/test_serve.py::test_serve_keeps_no_zombie_and_no_extra_child_per_call"]),
     ("a sandbox whose bwrap ended before --info-fd named it is ended by its subreaper", "host/cell/cell_end.c",
      "    cell_orphans_end(CELL_JOIN_HARD_LIMIT_MS);\n", "    (void)cell_orphans_end;\n",

@@ -161,6 +161,14 @@ def test_every_host_file_is_in_one_module_with_its_header_and_prefix():
     assert host_layout.module_rule_breaks(REPO, BIN.parent / "obj") == []
 
 
+def test_no_host_function_is_longer_than_80_lines():
+    """A function a reviewer reads in one screen (issue 35: serve_run was
+    100 lines, doctor_run 94)."""
+    lengths = host_layout.function_lengths(REPO)
+    assert len(lengths) > 300, "the measure finds the host's functions"
+    assert [x for x in lengths if x[0] > 80] == [], lengths[:3]
+
+
 def test_the_module_rule_catches_a_file_without_header_a_bare_name_and_a_stray_declaration(tmp_path):
     """The rule above would fail: a file no header names, a visible helper
     with a bare name, a header declaring what its module does not define."""

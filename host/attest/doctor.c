@@ -1,5 +1,6 @@
 #include "attest/attest.h"
 #include "doctor.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -9,6 +10,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
 #include "bwrap_diagnosis.h"
 #include "kernel_abi.h"
 #include "clock.h"
@@ -111,14 +113,31 @@ static void diagnose_bwrap(report *r, const char *check, const char *stderr_text
   add(r, check, d.code ? d.code : CAP_E_BWRAP_FEATURE_MISSING, detail, d.fix ? d.fix : FIX_NEWER_BWRAP);
 }
 
-int doctor_run(host *h) {
-  report r = {json_array(), true};
+/* bwrap on PATH, then the README's preflight and --ro-bind-fd through it. */
+static void check_bubblewrap(report *r, const host *h) {
   cap_error err = {0};
   file_identity bw;
   bool have_bwrap =
       runtime_which(h->cfg.bubblewrap_command, getenv("PATH"), &bw, CAP_E_BWRAP_NOT_FOUND, &err) == CAP_OK;
-  add(&r, "bubblewrap", have_bwrap ? CAP_OK : err.code, have_bwrap ? bw.path : err.message,
+  add(r, "bubblewrap", have_bwrap ? CAP_OK : err.code, have_bwrap ? bw.path : err.message,
       FIX_INSTALL_BWRAP);
+  if (!have_bwrap) return;
+  char out[4096];
+  char *preflight[] = {"bwrap", "--die-with-parent", "--new-session", "--unshare-all",
+                       "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--ro-bind",
+                       "/", "/", "/bin/true", NULL};
+  int st = -1;
+  if (!run_bwrap(bw.path, preflight, &st, out, sizeof out) && st == 0)
+    add(r, "bwrap-preflight", CAP_OK, "README preflight passed", NULL);
+  else diagnose_bwrap(r, "bwrap-preflight", out);
+  char *fd_probe[] = {"bwrap", "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "--tmpfs",
+                      "/tmp", "--ro-bind-fd", "3", "/tmp/probe", "/bin/true", NULL};
+  if (!run_bwrap(bw.path, fd_probe, &st, out, sizeof out) && st == 0)
+    add(r, "bwrap-ro-bind-fd", CAP_OK, "--ro-bind-fd works", NULL);
+  else diagnose_bwrap(r, "bwrap-ro-bind-fd", out);
+}
+
+static void check_userns_sysctls(report *r) {
   bool root = geteuid() == 0;
   int clone = read_sysctl("/proc/sys/kernel/unprivileged_userns_clone");
   int max_ns = read_sysctl("/proc/sys/user/max_user_namespaces");
@@ -129,75 +148,82 @@ int doctor_run(host *h) {
            "kernel.apparmor_restrict_unprivileged_userns=%d (-1: absent)",
            clone, max_ns, apparmor);
   cap_code sys = (!root && clone == 0) || max_ns == 0 ? CAP_E_USERNS_RESTRICTED : CAP_OK;
-  add(&r, "userns-sysctl", sys, detail, max_ns == 0 ? FIX_SYSCTL_MAX : FIX_SYSCTL_CLONE);
-  if (have_bwrap) {
-    char out[4096];
-    char *preflight[] = {"bwrap", "--die-with-parent", "--new-session", "--unshare-all",
-                         "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--ro-bind",
-                         "/", "/", "/bin/true", NULL};
-    int st = -1;
-    if (!run_bwrap(bw.path, preflight, &st, out, sizeof out) && st == 0)
-      add(&r, "bwrap-preflight", CAP_OK, "README preflight passed", NULL);
-    else diagnose_bwrap(&r, "bwrap-preflight", out);
-    char *fd_probe[] = {"bwrap", "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "--tmpfs",
-                        "/tmp", "--ro-bind-fd", "3", "/tmp/probe", "/bin/true", NULL};
-    if (!run_bwrap(bw.path, fd_probe, &st, out, sizeof out) && st == 0)
-      add(&r, "bwrap-ro-bind-fd", CAP_OK, "--ro-bind-fd works", NULL);
-    else diagnose_bwrap(&r, "bwrap-ro-bind-fd", out);
-  }
+  add(r, "userns-sysctl", sys, detail, max_ns == 0 ? FIX_SYSCTL_MAX : FIX_SYSCTL_CLONE);
+}
+
+/* node on PATH, a supported line, and its end of life. */
+static void check_node(report *r) {
+  cap_error err = {0};
   file_identity node;
   if (runtime_which("node", getenv("PATH"), &node, CAP_E_RUNTIME_NOT_FOUND, &err) != CAP_OK) {
-    add(&r, "node", err.code, err.message, FIX_NODE);
-  } else {
-    char *argv[] = {node.path, "--version", NULL}, *out = NULL;
-    size_t len = 0;
-    int status = 0;
-    node_version v;
-    bool ran = subproc_run(argv, SUBPROC_STDOUT, 5000, 256, &out, &len, &status, NULL) == SUBPROC_DONE;
-    bool ok = ran && node_version_parse(out, &v) && node_version_supported(v);
-    snprintf(detail, sizeof detail, "%s %.*s", node.path, ran ? (int)strcspn(out, "\n") : 0,
-             ran ? out : "");
-    add(&r, "node", ok ? CAP_OK : CAP_E_RUNTIME_UNSUPPORTED, detail, FIX_NODE);
-    if (ok) warn_end_of_life(&r, v);
-    free(out);
+    add(r, "node", err.code, err.message, FIX_NODE);
+    return;
   }
+  char *argv[] = {node.path, "--version", NULL}, *out = NULL, detail[256];
+  size_t len = 0;
+  int status = 0;
+  node_version v;
+  bool ran = subproc_run(argv, SUBPROC_STDOUT, 5000, 256, &out, &len, &status, NULL) == SUBPROC_DONE;
+  bool ok = ran && node_version_parse(out, &v) && node_version_supported(v);
+  snprintf(detail, sizeof detail, "%s %.*s", node.path, ran ? (int)strcspn(out, "\n") : 0,
+           ran ? out : "");
+  add(r, "node", ok ? CAP_OK : CAP_E_RUNTIME_UNSUPPORTED, detail, FIX_NODE);
+  if (ok) warn_end_of_life(r, v);
+  free(out);
+}
+
+/* Informational: the ceilings' mechanisms, and which legacy syscall entries
+ * the kernel has. */
+static void check_ceilings_and_kernel_abi(report *r, const host *h) {
   /* Ceilings use only what every kernel gives every user (rlimits, seccomp):
    * nothing to install, and no cgroup is ever needed or touched. */
+  char detail[512];
   snprintf(detail, sizeof detail,
            "rlimits (memory RLIMIT_DATA %lld MiB, cpu %lld s, file %lld bytes, %lld open files) "
            "and seccomp (one process per cell): available for root and plain users",
            h->cfg.limits.max_cell_memory_mb, h->cfg.limits.max_cell_cpu_seconds,
            h->cfg.limits.max_cell_file_bytes, h->cfg.limits.max_cell_open_files);
-  add(&r, "cell-ceilings", CAP_OK, detail, NULL);
-  /* Informational: the seccomp filter denies both entries; where the kernel
-   * has none, those attacks are impossible outright (and the corpus's
-   * hazard cases accept "unavailable"). */
+  add(r, "cell-ceilings", CAP_OK, detail, NULL);
+  /* The seccomp filter denies both entries; where the kernel has none, those
+   * attacks are impossible outright (and the corpus's hazard cases accept
+   * "unavailable"). */
   json_t *abi = kernel_abi_json();
   snprintf(detail, sizeof detail, "i386 entry (int $0x80): %s; x32 entry: %s",
            json_string_value(json_object_get(abi, "i386")), json_string_value(json_object_get(abi, "x32")));
   json_decref(abi);
-  add(&r, "kernel-abi", CAP_OK, detail, NULL);
-  if (r.ok) {
-    memset(&err, 0, sizeof err);
-    cap_code a = attest_run(h, &err);
-    add(&r, "attestation", a, a == CAP_OK ? "execution-world attestation passed" : err.message,
-        a == CAP_OK ? NULL : "see docs/ERRORS.md for this code");
-    /* What `serve` will do after activation, done here to say whether it can. */
-    if (a == CAP_OK && !staging_reserve(&h->stg, SNAPSHOT_BUILDING_NAME, &err)) {
-      json_t *snap = NULL;
-      memset(&err, 0, sizeof err);
-      cap_code built = snapshot_job(h, &snap, &err);
-      if (built == CAP_OK)
-        snprintf(detail, sizeof detail, "startup snapshot built in %lld ms and a cell ran from it "
-                 "(sha256 %s)", (long long)json_integer_value(json_object_get(snap, "buildMs")),
-                 json_string_value(json_object_get(snap, "sha256")));
-      else
-        snprintf(detail, sizeof detail, "no startup snapshot: serve's cells will run without "
-                 "it, about 15 ms slower each: %s", err.message);
-      add(&r, "startup-snapshot", built, detail, "see docs/ERRORS.md for this code");
-      json_decref(snap);
-    }
-  }
+  add(r, "kernel-abi", CAP_OK, detail, NULL);
+}
+
+/* The execution-world attestation, then what `serve` will do after
+ * activation (the startup snapshot), done here to say whether it can. */
+static void check_attestation_and_snapshot(report *r, host *h) {
+  cap_error err = {0};
+  cap_code a = attest_run(h, &err);
+  add(r, "attestation", a, a == CAP_OK ? "execution-world attestation passed" : err.message,
+      a == CAP_OK ? NULL : "see docs/ERRORS.md for this code");
+  if (a != CAP_OK || staging_reserve(&h->stg, SNAPSHOT_BUILDING_NAME, &err)) return;
+  json_t *snap = NULL;
+  char detail[512];
+  memset(&err, 0, sizeof err);
+  cap_code built = snapshot_job(h, &snap, &err);
+  if (built == CAP_OK)
+    snprintf(detail, sizeof detail, "startup snapshot built in %lld ms and a cell ran from it "
+             "(sha256 %s)", (long long)json_integer_value(json_object_get(snap, "buildMs")),
+             json_string_value(json_object_get(snap, "sha256")));
+  else
+    snprintf(detail, sizeof detail, "no startup snapshot: serve's cells will run without "
+             "it, about 15 ms slower each: %s", err.message);
+  add(r, "startup-snapshot", built, detail, "see docs/ERRORS.md for this code");
+  json_decref(snap);
+}
+
+int doctor_run(host *h) {
+  report r = {json_array(), true};
+  check_bubblewrap(&r, h);
+  check_userns_sysctls(&r);
+  check_node(&r);
+  check_ceilings_and_kernel_abi(&r, h);
+  if (r.ok) check_attestation_and_snapshot(&r, h);
   json_t *out = json_pack("{s:b,s:o}", "ok", r.ok, "checks", r.checks);
   char *text = json_dumps(out, JSON_INDENT(2));
   if (text) puts(text);

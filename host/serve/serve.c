@@ -2,11 +2,12 @@
  * stdin, a signalfd, stdout when output is queued, and every supervisor's
  * (and warm cell's) pipe and pidfd; nothing in it waits on a cell. Logs go
  * to stderr; stdout carries protocol only (serve_output.c). The protocol is
- * mcp_dispatch.c, the scheduler scheduler.c, the warm cells warm_pool.c. */
+ * mcp.c, the scheduler scheduler.c, the warm cells warm_pool.c. */
 #include "serve/warm_pool.h"
 #include "serve/mcp.h"
 #include "serve/scheduler.h"
 #include "serve.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
 #include "clock.h"
 #include "safe_text.h"
 #include "attest/statement_write.h"
@@ -204,6 +206,79 @@ static void finish_snapshot_job(server *s) {
   restate_the_world(s->h);
 }
 
+/* SIGTERM, SIGINT and SIGHUP end serve, SIGCHLD wakes reap_adopted: all
+ * read from a signalfd (returned, -1 on failure) by the poll loop. */
+static int serve_signalfd(void) {
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGHUP);
+  sigaddset(&mask, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &mask, NULL);
+  return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+/* One poll over stdin, the signals, stdout, each running call's result
+ * and pidfd, the warm cells, the snapshot job and the log, then what each
+ * readiness asks. false: poll failed, serve ends. */
+static bool serve_poll_once(server *s, int sfd, int timeout, bool want_input) {
+  const host_limits *lim = &s->h->cfg.limits;
+  size_t nfds = 3 + 2 * s->running + 2 * s->warm_count + 2 + 1;
+  struct pollfd *p = calloc(nfds, sizeof *p);
+  if (!p) return false;
+  p[0] = (struct pollfd){want_input ? 0 : -1, POLLIN, 0};
+  p[1] = (struct pollfd){sfd, POLLIN, 0};
+  p[2] = (struct pollfd){s->out_len ? 1 : -1, POLLOUT, 0};
+  for (size_t i = 0; i < s->running; i++) {
+    p[3 + 2 * i] = (struct pollfd){s->slots[i].sup.result_fd, POLLIN, 0};
+    p[4 + 2 * i] = (struct pollfd){s->slots[i].sup.pidfd, POLLIN, 0};
+  }
+  struct pollfd *warm_p = p + 3 + 2 * s->running;
+  struct pollfd *snap_p = warm_p + warm_pool_pollfds(s, warm_p);
+  snap_p[0] = (struct pollfd){s->snapshot_running ? s->snapshot_job.result_fd : -1, POLLIN, 0};
+  snap_p[1] = (struct pollfd){s->snapshot_running ? s->snapshot_job.pidfd : -1, POLLIN, 0};
+  snap_p[2] = (struct pollfd){serve_log_pollfd(), POLLOUT, 0};
+  if (poll(p, nfds, timeout) < 0 && errno != EINTR) {
+    free(p);
+    return false;
+  }
+  if (p[1].revents) {
+    struct signalfd_siginfo si;
+    while (read(sfd, &si, sizeof si) == sizeof si)
+      if (si.ssi_signo != SIGCHLD) s->shutting_down = true;
+  }
+  if (snap_p[0].revents) supervisor_read(&s->snapshot_job, supervisor_verdict_max(lim));
+  if (snap_p[1].revents) finish_snapshot_job(s);
+  /* Warm cells first: a finished call below may take one, shifting them. */
+  warm_pool_reap(s, warm_p);
+  /* Finished supervisors next (from the end, as finishing shifts slots). */
+  for (size_t i = s->running; i-- > 0;) {
+    call_slot *c = &s->slots[i];
+    size_t max = supervisor_verdict_max(lim);
+    if (p[3 + 2 * i].revents) supervisor_read(&c->sup, max);
+    if (p[4 + 2 * i].revents) {
+      supervisor_drain(&c->sup, max);
+      scheduler_finish(s, i);
+    }
+  }
+  reap_adopted(s);
+  if (snap_p[2].revents) serve_log_flush();
+  if (p[0].revents) read_stdin(s);
+  free(p);
+  return true;
+}
+
+/* Answers still buffered get shutdownTimeoutMs to leave; a client that
+ * does not read them cannot hold the host. */
+static void serve_drain_output(server *s) {
+  long long until = mono_ms() + s->h->cfg.limits.shutdown_timeout_ms;
+  for (serve_flush(s); s->out_len && !s->out_broken && mono_ms() < until; serve_flush(s)) {
+    struct pollfd w = {1, POLLOUT, 0};
+    poll(&w, 1, (int)(until - mono_ms() > 0 ? until - mono_ms() : 0));
+  }
+}
+
 int serve_run(host *h) {
   server s;
   memset(&s, 0, sizeof s);
@@ -212,14 +287,7 @@ int serve_run(host *h) {
   s.events = &mcp_events;
   s.registry = host_registry(h);
   s.line = malloc((size_t)h->cfg.limits.max_frame_bytes + 1);
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGTERM);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGHUP);
-  sigaddset(&mask, SIGCHLD); /* reap_adopted */
-  sigprocmask(SIG_BLOCK, &mask, NULL);
-  int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  int sfd = serve_signalfd();
   if (!s.line || sfd < 0) return 1;
   fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK);
   serve_log_open(); /* before the first line: an unread stderr never stalls the loop */
@@ -238,61 +306,12 @@ int serve_run(host *h) {
     int timeout = scheduler_expire(&s), warm_due = warm_pool_expire(&s);
     if (warm_due >= 0 && (timeout < 0 || warm_due < timeout)) timeout = warm_due;
     serve_flush(&s);
-    bool backlogged = serve_backlogged(&s);
-    bool want_input = !s.shutting_down && !backlogged && !s.in_eof && s.in_off == s.in_len;
+    bool want_input = !s.shutting_down && !serve_backlogged(&s) && !s.in_eof && s.in_off == s.in_len;
     /* Input still to handle once the client reads: wake to check again. */
     if (s.in_off < s.in_len && (timeout < 0 || timeout > 100)) timeout = 100;
-    size_t nfds = 3 + 2 * s.running + 2 * s.warm_count + 2 + 1;
-    struct pollfd *p = calloc(nfds, sizeof *p);
-    if (!p) break;
-    p[0] = (struct pollfd){want_input ? 0 : -1, POLLIN, 0};
-    p[1] = (struct pollfd){sfd, POLLIN, 0};
-    p[2] = (struct pollfd){s.out_len ? 1 : -1, POLLOUT, 0};
-    for (size_t i = 0; i < s.running; i++) {
-      p[3 + 2 * i] = (struct pollfd){s.slots[i].sup.result_fd, POLLIN, 0};
-      p[4 + 2 * i] = (struct pollfd){s.slots[i].sup.pidfd, POLLIN, 0};
-    }
-    struct pollfd *warm_p = p + 3 + 2 * s.running;
-    struct pollfd *snap_p = warm_p + warm_pool_pollfds(&s, warm_p);
-    snap_p[0] = (struct pollfd){s.snapshot_running ? s.snapshot_job.result_fd : -1, POLLIN, 0};
-    snap_p[1] = (struct pollfd){s.snapshot_running ? s.snapshot_job.pidfd : -1, POLLIN, 0};
-    snap_p[2] = (struct pollfd){serve_log_pollfd(), POLLOUT, 0};
-    int r = poll(p, nfds, timeout);
-    if (r < 0 && errno != EINTR) {
-      free(p);
-      break;
-    }
-    if (p[1].revents) {
-      struct signalfd_siginfo si;
-      while (read(sfd, &si, sizeof si) == sizeof si)
-        if (si.ssi_signo != SIGCHLD) s.shutting_down = true;
-    }
-    if (snap_p[0].revents) supervisor_read(&s.snapshot_job, supervisor_verdict_max(&h->cfg.limits));
-    if (snap_p[1].revents) finish_snapshot_job(&s);
-    /* Warm cells first: a finished call below may take one, shifting them. */
-    warm_pool_reap(&s, warm_p);
-    /* Finished supervisors next (from the end, as finishing shifts slots). */
-    for (size_t i = s.running; i-- > 0;) {
-      call_slot *c = &s.slots[i];
-      size_t max = supervisor_verdict_max(&h->cfg.limits);
-      if (p[3 + 2 * i].revents) supervisor_read(&c->sup, max);
-      if (p[4 + 2 * i].revents) {
-        supervisor_drain(&c->sup, max);
-        scheduler_finish(&s, i);
-      }
-    }
-    reap_adopted(&s);
-    if (snap_p[2].revents) serve_log_flush();
-    if (p[0].revents) read_stdin(&s);
-    free(p);
+    if (!serve_poll_once(&s, sfd, timeout, want_input)) break;
   }
-  /* Answers still buffered get shutdownTimeoutMs to leave; a client that
-   * does not read them cannot hold the host. */
-  long long until = mono_ms() + h->cfg.limits.shutdown_timeout_ms;
-  for (serve_flush(&s); s.out_len && !s.out_broken && mono_ms() < until; serve_flush(&s)) {
-    struct pollfd w = {1, POLLOUT, 0};
-    poll(&w, 1, (int)(until - mono_ms() > 0 ? until - mono_ms() : 0));
-  }
+  serve_drain_output(&s);
   join_orphans(h->cfg.limits.process_grace_ms);
   close(sfd);
   free(s.out);
