@@ -38,3 +38,18 @@ def test_every_reverted_file_still_compiles(tmp_path):
         check = ["node", "--check"] if path.endswith(".mjs") else ["cc", *flags, *own, *includes]
         p = subprocess.run([*check, str(mutant)], capture_output=True, text=True)
         assert p.returncode == 0, f"{fix}: {p.stderr[:2000]}"
+
+
+def test_a_fix_file_with_an_unknown_or_missing_key_stops_the_proof(tmp_path):
+    """The fix files are the whole list of defences: a misspelt key must not
+    drop a revert silently."""
+    import json
+    import pytest
+    good = {"fix": "f", "file": "host/host.c", "old": "x", "new": "", "cases": ["a/b"]}
+    (tmp_path / "ok.json").write_text(json.dumps(good))
+    assert prove.load_reverts(tmp_path) == [("f", "host/host.c", "x", "", ["a/b"])]
+    for bad in ({**good, "case": ["a/b"]}, {k: v for k, v in good.items() if k != "new"}):
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(SystemExit):
+            prove.load_reverts(tmp_path)
+    assert len(prove.REVERTS) == len(list(prove.FIXES.glob("*.json"))) > 80

@@ -9,7 +9,7 @@ import pytest
 
 from capsule_lab import BIN, REPO
 
-# Unit tests that prove a defence (ci/prove_hazard_fixes.py names them).
+# Unit tests that prove a defence (files in attack-corpus/fixes/ name them).
 GUARDS = ["verdict", "policy", "workspace", "scheduler"]
 
 
