@@ -263,65 +263,79 @@ def prepare_attestation(lab, setup, config):
     return env, binary
 
 
-@pytest.mark.parametrize("path", CASES, ids=[case_id(p) for p in CASES])
-def test_case(path, lab):
-    case = json.loads(path.read_text())
-    assert case.get("description"), "every case says what it attacks"
-    if "helper" in case:
-        from launcher_driver import run_helper
-        status, report = run_helper(lab, case["helper"])
-        expect = case["expect"]
-        if "code" in expect:
-            assert status and status["code"] == expect["code"], (status, report)
-        else:
-            assert status is None, status
-            for key, want in expect["report"].items():
-                got = report[key]
-                for field, value in want.items():
-                    if field == "excludes":
-                        assert all(v not in json.dumps(got) for v in value), (key, got)
-                    elif field == "equals":
-                        assert got == value, (key, got)
-                    elif field == "below":
-                        assert got["ok"] and got["value"] < value, (key, got)
-                    elif field == "oneOf":
-                        # Outcomes that depend on a kernel feature, detected,
-                        # never assumed: the run says which one this kernel gave.
-                        assert got in value, (key, got)
-                        print(f"{key}: {json.dumps(got)} (outcome {value.index(got) + 1} of {len(value)})")
-                    else:
-                        assert got.get(field) == value, (key, got)
-        assert cell_processes() == []
-        return
-    if "launch" in case:
-        from launcher_driver import run_launcher
-        rc, status = run_launcher(lab, case)
-        assert rc == 127 and status, (rc, status)
-        assert status["code"] == case["expect"]["code"], status
-        assert cell_processes() == []
-        return
+def check_helper_report(expect, report):
+    """The native helper's report against the case's expectations, per key."""
+    for key, want in expect["report"].items():
+        got = report[key]
+        for field, value in want.items():
+            if field == "excludes":
+                assert all(v not in json.dumps(got) for v in value), (key, got)
+            elif field == "equals":
+                assert got == value, (key, got)
+            elif field == "below":
+                assert got["ok"] and got["value"] < value, (key, got)
+            elif field == "oneOf":
+                # Outcomes that depend on a kernel feature, detected,
+                # never assumed: the run says which one this kernel gave.
+                assert got in value, (key, got)
+                print(f"{key}: {json.dumps(got)} (outcome {value.index(got) + 1} of {len(value)})")
+            else:
+                assert got.get(field) == value, (key, got)
+
+
+def run_helper_case(case, lab):
+    """The native helper in a real cell (hazards/): a launcher refusal, or
+    what the helper tried and what happened."""
+    from launcher_driver import run_helper
+    status, report = run_helper(lab, case["helper"])
+    expect = case["expect"]
+    if "code" in expect:
+        assert status and status["code"] == expect["code"], (status, report)
+    else:
+        assert status is None, status
+        check_helper_report(expect, report)
+    assert cell_processes() == []
+
+
+def run_launch_case(case, lab):
+    """A launch document straight to the launcher: refused with its code."""
+    from launcher_driver import run_launcher
+    rc, status = run_launcher(lab, case)
+    assert rc == 127 and status, (rc, status)
+    assert status["code"] == case["expect"]["code"], status
+    assert cell_processes() == []
+
+
+def check_serve_responses(expect, responses, stderr):
+    for rid, want in expect["responses"].items():
+        got = responses.get(int(rid))
+        if want.get("absent"):
+            assert got is None, got
+            continue
+        assert got is not None, (rid, responses, stderr)
+        if "errorData" in want:
+            assert got["error"]["data"]["code"] == want["errorData"], got
+        if "resultError" in want:
+            assert got["result"]["isError"] is True, got
+            assert got["result"]["_meta"]["dsh-capsule/error"]["code"] == want["resultError"], got
+        if want.get("ok"):
+            assert got["result"]["isError"] is False, got
+
+
+def run_serve_kind(case, lab):
+    """Lines to a real `capsule-host serve`: its answers, per request id."""
+    from serve_driver import run_serve_case
     root, ws, config = materialize(case, lab)
-    if "serve" in case:
-        from serve_driver import run_serve_case
-        rc, responses, stderr = run_serve_case(lab, config, case["serve"], ws=ws)
-        assert rc == 0, stderr
-        for needle in case["expect"].get("stderrIncludes", []):
-            assert needle in stderr, stderr
-        for rid, want in case["expect"]["responses"].items():
-            got = responses.get(int(rid))
-            if want.get("absent"):
-                assert got is None, got
-                continue
-            assert got is not None, (rid, responses, stderr)
-            if "errorData" in want:
-                assert got["error"]["data"]["code"] == want["errorData"], got
-            if "resultError" in want:
-                assert got["result"]["isError"] is True, got
-                assert got["result"]["_meta"]["dsh-capsule/error"]["code"] == want["resultError"], got
-            if want.get("ok"):
-                assert got["result"]["isError"] is False, got
-        assert lab.leftovers() == [] and cell_processes() == []
-        return
+    rc, responses, stderr = run_serve_case(lab, config, case["serve"], ws=ws)
+    assert rc == 0, stderr
+    for needle in case["expect"].get("stderrIncludes", []):
+        assert needle in stderr, stderr
+    check_serve_responses(case["expect"], responses, stderr)
+    assert lab.leftovers() == [] and cell_processes() == []
+
+
+def cli_invocation(case, lab, root, ws, config):
+    """(argv, env, binary) of a CLI case: its command, fakes and inputs."""
     command = case.get("command", "activate")
     args = [command, "--config", config]
     if "argv" in case:
@@ -338,6 +352,14 @@ def test_case(path, lab):
                  json.dumps(lab.subst(case.get("input", {}), root, ws))]
     if "fakeProbe" in case:
         binary = host_with_fake_probe(lab, case["fakeProbe"])
+    return args, env, binary
+
+
+def run_cli_case(case, lab):
+    """`capsule-host activate`, `call`, `verify`, ...: failed closed with the
+    case's code and nothing left, or the output the case expects."""
+    root, ws, config = materialize(case, lab)
+    args, env, binary = cli_invocation(case, lab, root, ws, config)
     res = lab.run(*args, env=env, binary=binary, timeout=case.get("timeout", 120))
     expect = case["expect"]
     if "code" in expect:
@@ -358,6 +380,20 @@ def test_case(path, lab):
         check_report(expect, res.output)
     assert lab.leftovers() == [], lab.leftovers()
     assert cell_processes() == []
+
+
+# The corpus's kinds of case, by the key that marks each (a case with none
+# of them runs the CLI); a new kind is a row and a runner.
+RUNNERS = [("helper", run_helper_case), ("launch", run_launch_case), ("serve", run_serve_kind),
+           (None, run_cli_case)]
+
+
+@pytest.mark.parametrize("path", CASES, ids=[case_id(p) for p in CASES])
+def test_case(path, lab):
+    case = json.loads(path.read_text())
+    assert case.get("description"), "every case says what it attacks"
+    runner = next(run for key, run in RUNNERS if key is None or key in case)
+    runner(case, lab)
 
 
 def node_major():
