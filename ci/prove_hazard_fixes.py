@@ -13,6 +13,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 from kernel_probe import i386_entry_faults
@@ -111,10 +113,16 @@ def prove(tmp, base, revert_entry, slot, survivors_here):
     src = tree / path
     text = src.read_text()
     src.write_text(revert(text, old, new, fix, path))
+    began = time.monotonic()
     built = subprocess.run(["make", "-s", "-C", str(tree), "-j2"], capture_output=True, text=True)
+    build_s = time.monotonic() - began
     if built.returncode != 0:
         sys.exit(f"revert for '{fix}' does not build:\n{built.stderr[-2000:]}")
+    began = time.monotonic()
     failed, _ = run_cases(tree, cases)
+    with TIMES_LOCK:
+        TIMES["revert builds"] += build_s
+        TIMES["revert cases"] += time.monotonic() - began
     rows, survivors = [], []
     for c in cases:
         known = survivors_here.get((fix, c))
@@ -126,7 +134,14 @@ def prove(tmp, base, revert_entry, slot, survivors_here):
     return rows, survivors
 
 
+# Where the proof's time goes (seconds), printed at the end: builds and
+# cases summed over the reverts, which run PROVE_JOBS at a time.
+TIMES = {"base build": 0.0, "base cases": 0.0, "revert builds": 0.0, "revert cases": 0.0}
+TIMES_LOCK = threading.Lock()
+
+
 def main():
+    started = time.monotonic()
     survivors_here = known_survivors()
     # PROVE_ONLY=<regex> proves only the fixes whose name matches (local runs).
     only = os.environ.get("PROVE_ONLY")
@@ -139,9 +154,13 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "base"
         shutil.copytree(REPO, base, ignore=shutil.ignore_patterns("build", "node_modules", ".git"))
+        began = time.monotonic()
         subprocess.run(["make", "-s", "-C", str(base), "-j2"], check=True, capture_output=True)
+        TIMES["base build"] = time.monotonic() - began
         all_cases = sorted({c for r in reverts for c in r[4]})
+        began = time.monotonic()
         failed, p = run_cases(base, all_cases)
+        TIMES["base cases"] = time.monotonic() - began
         if failed or p.returncode != 0:
             print(p.stdout[-3000:])
             sys.exit("cases fail on the unmodified tree: " + ", ".join(sorted(failed)))
@@ -163,6 +182,8 @@ def main():
     print(f"{'fix reverted':<{width}}  {'case':<44}  with fix  reverted")
     for fix, c, verdict in rows:
         print(f"{fix:<{width}}  {c.replace('pytest/test_containment.py', 'containment'):<44}  pass      {verdict}")
+    print(f"time: {time.monotonic() - started:.0f} s in all; " +
+          ", ".join(f"{k} {v:.0f} s" for k, v in TIMES.items()) + f" ({jobs} at a time)")
     if survivors:
         sys.exit(f"{len(survivors)} case(s) do not depend on their fix: {survivors}")
     proven = sum(1 for r in rows if r[2].startswith("FAILS"))
