@@ -80,7 +80,7 @@ for harness in "$ROOT"/fuzz/harness/fuzz_*.c; do
 done
 wait
 if [ -n "$(ls -A "$FAILED")" ]; then
-  echo "harnesses that did not build: $(ls "$FAILED" | tr '\n' ' ')" >&2
+  echo "harnesses that did not build: $(find "$FAILED" -type f -printf '%f ')" >&2
   exit 1
 fi
 echo "built $count harnesses into $OUT"
