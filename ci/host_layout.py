@@ -38,19 +38,31 @@ def include_edges(root, mods):
     return edges
 
 
+def nm_symbols(obj):
+    """[(kind, name)] of an object's symbols as nm lists them: "U" for
+    undefined, else the defined symbol's letter (T, D, B, R, ...)."""
+    out = subprocess.run(["nm", str(obj)], capture_output=True, text=True, check=True).stdout
+    symbols = []
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == "U":
+            symbols.append(("U", parts[1]))
+        elif len(parts) == 3:
+            symbols.append((parts[1], parts[2]))
+    return symbols
+
+
 def call_edges(root, objdir, mods):
     defined, undefined = {}, defaultdict(set)
     for m in mods:
         obj = objdir / (m + ".o")
         if not obj.exists():
             continue
-        out = subprocess.run(["nm", str(obj)], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            parts = line.split()
-            if len(parts) == 2 and parts[0] == "U":
-                undefined[m].add(parts[1])
-            elif len(parts) == 3 and parts[1] in "TDBR":
-                defined[parts[2]] = m
+        for kind, sym in nm_symbols(obj):
+            if kind == "U":
+                undefined[m].add(sym)
+            elif kind in "TDBR":
+                defined[sym] = m
     edges = defaultdict(set)
     for m, syms in undefined.items():
         for s in syms:
@@ -196,18 +208,14 @@ def module_rule_breaks(root, objdir):
             breaks.append(f"{rel}: no module header (a .h named after it or a prefix of it)")
             continue
         private = mod.with_name(mod.stem + "_private.h")
-        out = subprocess.run(["nm", str(objdir / rel.with_suffix(".o"))], capture_output=True,
-                             text=True, check=True).stdout
-        for line in out.splitlines():
-            parts = line.split()
-            if len(parts) != 3 or parts[1] not in "TDBR" or parts[2].startswith("__"):
+        for kind, sym in nm_symbols(objdir / rel.with_suffix(".o")):
+            if kind not in "TDBR" or sym.startswith("__"):
                 continue
-            sym = parts[2]
             defined_by[mod].add(sym)
             defined_by[private].add(sym)
             if sym != mod.stem and not sym.startswith(mod.stem + "_"):
                 breaks.append(f"{rel}: {sym} does not start with its module's name {mod.stem}_")
-            if parts[1] == "T" and sym not in headers[mod] and sym not in headers.get(private, ()):
+            if kind == "T" and sym not in headers[mod] and sym not in headers.get(private, ()):
                 breaks.append(f"{rel}: {sym} is not declared in {mod.relative_to(root)}")
     for h, names in headers.items():
         for name in sorted(names - defined_by.get(h, set())):
