@@ -97,6 +97,16 @@ def run_cases(tree, cases):
     return failed, p
 
 
+def share_node_modules(src, dest):
+    """The tests' npm packages (MCP peers, the sigstore verifier, DSH's
+    packages: test tooling, never a reverted file) that src has installed,
+    linked into dest: a mutant must not download them again for each revert."""
+    for modules in src.glob("pytest/*/node_modules"):
+        link = dest / modules.relative_to(src)
+        if not link.exists():
+            link.symlink_to(modules.resolve(), target_is_directory=True)
+
+
 def prove(tmp, base, revert_entry, slot, survivors_here):
     """Reverts one fix in a copy of base (slot: which worker's copy), builds
     it, runs its cases; returns its rows and the cases that survived."""
@@ -105,10 +115,12 @@ def prove(tmp, base, revert_entry, slot, survivors_here):
     if tree.exists():
         shutil.rmtree(tree)
     # The base's build comes along (mtimes kept): make recompiles only the
-    # reverted file, newer than its object. The Makefile tracks no header
-    # dependencies, so a header revert starts clean.
-    shutil.copytree(base, tree, symlinks=True)
-    if not path.endswith(".c"):
+    # reverted file, newer than its object (a .mjs of the DSH row compiles
+    # to nothing). The Makefile tracks no header dependencies, so a header
+    # revert starts clean.
+    shutil.copytree(base, tree, symlinks=True, ignore=shutil.ignore_patterns("node_modules"))
+    share_node_modules(base, tree)
+    if path.endswith(".h"):
         shutil.rmtree(tree / "build")
     src = tree / path
     text = src.read_text()
@@ -120,9 +132,11 @@ def prove(tmp, base, revert_entry, slot, survivors_here):
         sys.exit(f"revert for '{fix}' does not build:\n{built.stderr[-2000:]}")
     began = time.monotonic()
     failed, _ = run_cases(tree, cases)
+    cases_s = time.monotonic() - began
     with TIMES_LOCK:
         TIMES["revert builds"] += build_s
-        TIMES["revert cases"] += time.monotonic() - began
+        TIMES["revert cases"] += cases_s
+        SLOWEST.append((build_s + cases_s, fix, build_s, cases_s))
     rows, survivors = [], []
     for c in cases:
         known = survivors_here.get((fix, c))
@@ -138,6 +152,7 @@ def prove(tmp, base, revert_entry, slot, survivors_here):
 # cases summed over the reverts, which run PROVE_JOBS at a time.
 TIMES = {"base build": 0.0, "base cases": 0.0, "revert builds": 0.0, "revert cases": 0.0}
 TIMES_LOCK = threading.Lock()
+SLOWEST = []  # (seconds, fix, build, cases) of each revert
 
 
 def main():
@@ -154,6 +169,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "base"
         shutil.copytree(REPO, base, ignore=shutil.ignore_patterns("build", "node_modules", ".git"))
+        share_node_modules(REPO, base)
         began = time.monotonic()
         subprocess.run(["make", "-s", "-C", str(base), "-j2"], check=True, capture_output=True)
         TIMES["base build"] = time.monotonic() - began
@@ -184,6 +200,8 @@ def main():
         print(f"{fix:<{width}}  {c.replace('pytest/test_containment.py', 'containment'):<44}  pass      {verdict}")
     print(f"time: {time.monotonic() - started:.0f} s in all; " +
           ", ".join(f"{k} {v:.0f} s" for k, v in TIMES.items()) + f" ({jobs} at a time)")
+    for total, fix, build_s, cases_s in sorted(SLOWEST, reverse=True)[:5]:
+        print(f"  slowest: {fix}: {total:.0f} s (build {build_s:.0f} s, cases {cases_s:.0f} s)")
     if survivors:
         sys.exit(f"{len(survivors)} case(s) do not depend on their fix: {survivors}")
     proven = sum(1 for r in rows if r[2].startswith("FAILS"))
