@@ -14,6 +14,11 @@ BUILD ?= build
 SANITIZE ?= 0
 PYTHON ?= /usr/bin/python3
 PYTEST_ARGS ?=
+# pytest workers side by side (pytest-xdist): a cell mostly waits on Node's
+# start, so one worker leaves a core idle. Tests that share a build or a
+# download carry one xdist_group and run on one worker (--dist loadgroup).
+PYTEST_WORKERS ?= $(shell nproc)
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup
 
 PKGS := jansson libcrypto libseccomp libarchive zlib
 CFLAGS_PKG := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -103,7 +108,7 @@ deps:
 
 test: asan
 	$(MAKE) -s SANITIZE=1 BUILD=build/asan unit
-	CAPSULE_BIN=$(abspath build/asan/bin) CAPSULE_MATRIX_STRICT=1 $(PYTHON) -m pytest -p no:cacheprovider pytest --ignore=pytest/test_dsh_cli.py $(PYTEST_ARGS)
+	CAPSULE_BIN=$(abspath build/asan/bin) CAPSULE_MATRIX_STRICT=1 $(PYTHON) -m pytest -p no:cacheprovider $(PYTEST_PARALLEL) pytest --ignore=pytest/test_dsh_cli.py $(PYTEST_ARGS)
 
 # The real DeepSeek Harness CLI end to end (pytest/test_dsh_cli.py): installs
 # the pinned dsh 0.1.0-rc.8 (pytest/dsh-cli) on first use, then installs this
@@ -115,7 +120,7 @@ test-dsh: all
 # code -> cases and claim -> cases; fails on a documented code or threat-model
 # claim without a passing case, or on any failing case.
 fail-closed-matrix: asan
-	CAPSULE_BIN=$(abspath build/asan/bin) CAPSULE_MATRIX_STRICT=1 $(PYTHON) -m pytest -q -p no:cacheprovider pytest/test_attack_corpus.py pytest/test_end_to_end.py pytest/test_containment.py $(PYTEST_ARGS)
+	CAPSULE_BIN=$(abspath build/asan/bin) CAPSULE_MATRIX_STRICT=1 $(PYTHON) -m pytest -q -p no:cacheprovider $(PYTEST_PARALLEL) pytest/test_attack_corpus.py pytest/test_end_to_end.py pytest/test_containment.py $(PYTEST_ARGS)
 
 # Reverts each defence (launcher hazards, ceilings, host-death and serve
 # fixes) in a scratch copy and requires its cases to fail there.

@@ -10,7 +10,7 @@ SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 packages=(bubblewrap build-essential pkg-config xxd libjansson-dev libssl-dev libarchive-dev
-          libseccomp-dev python3 python3-pytest python3-yaml clang afl++ shellcheck libcmocka-dev
+          libseccomp-dev python3 python3-pytest python3-pytest-xdist python3-yaml clang afl++ shellcheck libcmocka-dev
           cmake ninja-build curl zlib1g-dev gpgv debian-archive-keyring python3-cryptography
           openssh-client openssl)
 missing=()

@@ -86,7 +86,9 @@ def summary(output):
 
 
 def pytest_in(tree, tests, env, user=None):
-    cmd = [PY, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", *tests]
+    # Workers side by side, as make test runs them (pytest-xdist, make deps).
+    cmd = [PY, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider",
+           "-n", str(os.cpu_count() or 1), "--dist", "loadgroup", *tests]
     if user:
         cmd = ["runuser", "-u", user, "--", "env", *[f"{k}={v}" for k, v in env.items()], *cmd]
         env = None

@@ -2,7 +2,9 @@
 run the real binaries, and check that nothing was left behind.
 
 Nothing here mocks bwrap: every cell is a real launcher -> bwrap -> node."""
+import contextlib
 import copy
+import fcntl
 import hashlib
 import json
 import os
@@ -16,6 +18,19 @@ REPO = Path(__file__).resolve().parent.parent
 BIN = Path(os.environ.get("CAPSULE_BIN", REPO / "build" / "bin"))
 CORPUS = REPO / "attack-corpus"
 SDK = (REPO / "guest" / "index.mjs").read_text()
+
+
+@contextlib.contextmanager
+def one_worker_at_a_time(name):
+    """Held while a shared thing in the tree (an npm install, a test helper
+    binary, a fetched source) is checked and made: `make test` runs pytest
+    workers side by side (pytest -n), and the second must wait for the
+    first one's install instead of writing the same files at once."""
+    locks = REPO / "build" / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{name}.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield
 
 def config_defaults():
     """The config table from config.c itself (`capsule-host defaults`): the
@@ -109,7 +124,7 @@ class Lab:
         self.stage.mkdir()
         self.secret = tmp / "host-secret.txt"
         self.secret.write_text("HOST-SECRET-7f3a\n")
-        self.keep = []  # sockets that must stay open
+        self.keep = []  # sockets that must stay open, serves: ended at teardown
         self.count = 0
         self.vars = {"$PYTESTPID": str(os.getpid())}
 

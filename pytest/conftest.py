@@ -8,6 +8,23 @@ pytest_plugins = ["matrix_plugin"]
 from capsule_lab import BIN, Lab, cell_processes
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "xdist_group(name): tests that share a build or a download "
+                            "run on one pytest worker (make test: pytest -n, --dist loadgroup)")
+
+
+# Groups that take minutes start first: on two workers the rest of the suite
+# runs beside them instead of one worker finishing them alone at the end.
+LONG_GROUPS = ("oss-fuzz",)
+
+
+def pytest_collection_modifyitems(items):
+    def group(item):
+        mark = item.get_closest_marker("xdist_group")
+        return mark.args[0] if mark and mark.args else mark.kwargs.get("name") if mark else None
+    items.sort(key=lambda item: group(item) not in LONG_GROUPS)
+
+
 def pytest_sessionstart(session):
     for name in ("capsule-host", "capsule-launcher", "capsule-probe"):
         if not (BIN / name).exists():
@@ -21,6 +38,6 @@ def lab(tmp_path):
     tmp_path.chmod(0o755)
     lab = Lab(tmp_path)
     yield lab
-    for s in lab.keep:
-        s.close()
+    for held in lab.keep:  # sockets, and serves a failed test left running
+        held.end() if hasattr(held, "end") else held.close()
     assert cell_processes() == [], f"cell processes survived the test: {cell_processes()}"

@@ -163,12 +163,13 @@ HELPER_SRC = "attack-corpus/tools/cell-helper.c"
 
 
 def helper_binary():
-    from capsule_lab import REPO
+    from capsule_lab import REPO, one_worker_at_a_time
     out = REPO / "build" / "test-helpers" / "cell-helper"
     src = REPO / HELPER_SRC
-    if not out.exists() or out.stat().st_mtime < src.stat().st_mtime:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["cc", "-static", "-pthread", "-O1", "-o", str(out), str(src)], check=True)
+    with one_worker_at_a_time("test-helpers"):
+        if not out.exists() or out.stat().st_mtime < src.stat().st_mtime:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            subprocess.run(["cc", "-static", "-pthread", "-O1", "-o", str(out), str(src)], check=True)
     return out
 
 

@@ -116,8 +116,14 @@ def build_claims():
     return table, problems
 
 
-def pytest_terminal_summary(terminalreporter):
-    if not OUTCOMES:
+def is_worker(config):
+    """A pytest-xdist worker sees only its share of the tests; the matrix is
+    built once, by the controller, from every worker's reports."""
+    return hasattr(config, "workerinput")
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if not OUTCOMES or is_worker(config):
         return
     table, gaps, failures = build_matrix()
     wall = LAST[0] - STARTED[0]
@@ -138,7 +144,7 @@ def pytest_terminal_summary(terminalreporter):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    if os.environ.get("CAPSULE_MATRIX_STRICT") == "1" and OUTCOMES:
+    if os.environ.get("CAPSULE_MATRIX_STRICT") == "1" and OUTCOMES and not is_worker(session.config):
         _, gaps, failures = build_matrix()
         _, problems = build_claims()
         if gaps or failures or problems:

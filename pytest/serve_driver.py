@@ -29,6 +29,7 @@ class Serve:
         self.responses = {}
         self.messages = []  # everything received, in order (notifications too)
         self.unique_ids = True  # a second response under one id fails the test
+        lab.keep.append(self)  # ended at teardown if the test did not (end)
 
     def send(self, obj):
         self.p.stdin.write((json.dumps(obj) + "\n").encode())
@@ -111,6 +112,18 @@ class Serve:
         rc = self.p.wait(timeout)
         self.stderr.close()
         return rc
+
+    def end(self):
+        """The lab's teardown: a serve that a failed test left running is
+        closed (stdin EOF), or killed if it does not end, so that its cells
+        never outlive the test into the next test's count."""
+        if self.p.poll() is None:
+            try:
+                self.close()
+            except (TimeoutError, subprocess.TimeoutExpired, OSError, ValueError):
+                self.p.kill()
+                self.p.wait()
+        self.stderr.close()
 
     def children(self):
         """serve's direct children as (pid, state, argv[0] basename): its

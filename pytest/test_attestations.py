@@ -16,7 +16,7 @@ import subprocess
 import pytest
 from pathlib import Path
 
-from capsule_lab import REPO, cell_processes
+from capsule_lab import REPO, cell_processes, one_worker_at_a_time
 from serve_driver import Serve
 from test_serve import wait_for_log
 
@@ -28,9 +28,10 @@ def sigstore():
     """Installs the pinned @sigstore/verify and the Node its engines ask for
     (npm registry; a failure fails the test, it never skips)."""
     modules = VERIFIER / "node_modules"
-    if not (modules / "@sigstore" / "verify").exists() or not (modules / ".bin" / "node").exists():
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(VERIFIER)],
-                       check=True, capture_output=True)
+    with one_worker_at_a_time("sigstore-verify"):
+        if not (modules / "@sigstore" / "verify").exists() or not (modules / ".bin" / "node").exists():
+            subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(VERIFIER)],
+                           check=True, capture_output=True)
     node = modules / ".bin" / "node"
 
     def verify(path, public_key):

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from capsule_lab import BIN, REPO
+from capsule_lab import BIN, REPO, one_worker_at_a_time
 
 sys.path.insert(0, str(REPO / "fuzz"))
 import extra_seeds  # noqa: E402  (the one reader of libarchive's test archives)
@@ -25,7 +25,8 @@ BUNDLE_CODES = {"BUNDLE_FORMAT", "BUNDLE_ENTRY_UNSAFE", "BUNDLE_ENTRY_TYPE", "BU
 
 @pytest.fixture(scope="module")
 def archives():
-    found = extra_seeds.libarchive_archives()
+    with one_worker_at_a_time("oss-fuzz-deps-src"):  # the fetch writes build/oss-fuzz-deps-src
+        found = extra_seeds.libarchive_archives()
     assert len(found) >= 322, len(found)  # 322 in 3.6.2; a newer upstream only adds
     return found
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from capsule_lab import (BIN, REPO, Lab, assert_failed_closed, cell_processes, expected_codes,
+from capsule_lab import (BIN, REPO, Lab, assert_failed_closed, cell_processes, expected_codes, one_worker_at_a_time,
                          guest_artifact)
 
 EXAMPLES = REPO / "examples"
@@ -233,11 +233,12 @@ UNPRIV = "capsuletest"
 def unprivileged_user():
     if os.geteuid() != 0:
         return pwd.getpwuid(os.geteuid()).pw_name
-    try:
-        pwd.getpwnam(UNPRIV)
-    except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", UNPRIV],
-                       check=True)
+    with one_worker_at_a_time("unprivileged-user"):
+        try:
+            pwd.getpwnam(UNPRIV)
+        except KeyError:
+            subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", UNPRIV],
+                           check=True)
     return UNPRIV
 
 

@@ -11,6 +11,11 @@ FUZZ = REPO / "fuzz"
 HARNESSES = sorted(p.stem.removeprefix("fuzz_") for p in (FUZZ / "harness").glob("fuzz_*.c"))
 
 
+# Both modules make the replay build in fuzz/, and the launcher harness's
+# replay must see only its own /tmp/fuzz-launcher-* dirs: one worker.
+pytestmark = pytest.mark.xdist_group("fuzz-replay")
+
+
 @pytest.fixture(scope="module")
 def replay_build():
     subprocess.run(["make", "-s", "-C", str(FUZZ), "replay"], check=True, capture_output=True)

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from capsule_lab import BIN, REPO
+from capsule_lab import BIN, REPO, one_worker_at_a_time
 
 # Unit tests that prove a defence (files in attack-corpus/fixes/ name them).
 GUARDS = ["verdict", "policy", "workspace", "scheduler"]
@@ -18,8 +18,9 @@ def test_unit(name):
     build = BIN.parent
     sanitize = "1" if build.name == "asan" else "0"
     target = build / "unit" / f"test_{name}"
-    made = subprocess.run(["make", "-s", "-C", str(REPO), f"BUILD={build}", f"SANITIZE={sanitize}",
-                           str(target)], capture_output=True, text=True)
+    with one_worker_at_a_time("unit-build"):  # one make at a time in the shared build
+        made = subprocess.run(["make", "-s", "-C", str(REPO), f"BUILD={build}", f"SANITIZE={sanitize}",
+                               str(target)], capture_output=True, text=True)
     assert made.returncode == 0, made.stderr[-2000:]
     ran = subprocess.run([str(target)], capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-2000:]
