@@ -61,7 +61,7 @@ def fake_node(lab, version):
     d = lab.tmp / "fakenode"
     d.mkdir()
     flags = ["-DEXTERNAL_BUILTINS"] if mode == "external-builtins" else []
-    subprocess.run(["cc", "-O1", f'-DVERSION="{version}"', *flags, "-o", str(d / "node"),
+    subprocess.run(["cc", "-O1", f'-DVERSION="{version}"', *flags, "-o", str(d / "node"),  # own tmp
                     str(CORPUS / "tools" / "fake-node.c")], check=True)
     return d
 

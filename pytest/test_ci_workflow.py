@@ -66,7 +66,7 @@ def test_shell_scripts_pass_shellcheck():
     p = subprocess.run(["shellcheck", str(GATE), str(REPO / ".ci" / "run"),
                         str(REPO / "ci" / "install-deps.sh"), str(REPO / "fuzz" / "oss-fuzz" / "build.sh"),
                         str(REPO / "fuzz" / "oss-fuzz" / "run_tests.sh"),
-                        str(REPO / "fuzz" / "oss-fuzz" / "build_deps.sh"),
+                        str(REPO / "fuzz" / "oss-fuzz" / "build_deps.sh"),  # reads
                         str(REPO / ".clusterfuzzlite" / "build.sh")], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout
 

@@ -211,3 +211,29 @@ def test_fuzz_coverage_targets_name_real_harnesses_files_and_functions():
             source = (REPO / path).read_text()
             for name in filter(None, functions.split(",")):
                 assert re.search(rf"^\S[^\n;]*\b{name}\([^\n;]*$", source, re.M), f"{harness}: {path} has no {name}()"
+
+
+# What writes a shared thing in the tree when a test runs it.
+SHARED_WRITES = ('"npm", "ci"', '"npm", "install"', '"make"', 'build_deps.sh"', "libarchive_archives()",
+                 '"useradd"', '"cc", ')
+
+
+def test_every_shared_write_in_the_tests_is_one_worker_at_a_time():
+    """make test runs pytest workers side by side: an npm install, a make or
+    a helper build into the tree outside one_worker_at_a_time (or a module
+    kept on one worker by its xdist_group) would be written twice at once.
+    A line that writes only below its own test's tmp, or reads, says so:
+    "# own tmp" or "# reads". test_dsh_cli.py runs alone (make test-dsh)."""
+    unguarded = []
+    for f in sorted((REPO / "pytest").glob("*.py")):
+        text = f.read_text()
+        if f.name in ("test_dsh_cli.py", "test_layout.py") or "pytestmark = pytest.mark.xdist_group" in text:
+            continue
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if "# own tmp" in line or "# reads" in line:
+                continue
+            if any(w in line for w in SHARED_WRITES) and not any(
+                    "one_worker_at_a_time(" in above for above in lines[max(0, i - 4):i + 1]):
+                unguarded.append(f"{f.name}:{i + 1}: {line.strip()}")
+    assert unguarded == []

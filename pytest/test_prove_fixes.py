@@ -35,7 +35,7 @@ def test_every_reverted_file_still_compiles(tmp_path):
         mutant.write_text(prove.revert((REPO / path).read_text(), old, new, fix, path))
         # The mutant's own folder first, as its quoted includes expect.
         own = [f"-I{(REPO / path).parent}"]
-        check = ["node", "--check"] if path.endswith(".mjs") else ["cc", *flags, *own, *includes]
+        check = ["node", "--check"] if path.endswith(".mjs") else ["cc", *flags, *own, *includes]  # reads
         p = subprocess.run([*check, str(mutant)], capture_output=True, text=True)
         assert p.returncode == 0, f"{fix}: {p.stderr[:2000]}"
 
