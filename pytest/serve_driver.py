@@ -149,7 +149,11 @@ class Serve:
         return 0
 
 
-def run_serve_case(lab, config, spec, ws=None):
+def run_serve_case(lab, config, spec, ws=None, awaited=()):
+    """Runs a corpus case's serve steps, then closes stdin (which cancels
+    what is still in flight). awaited: ids of calls the case says complete;
+    their answers are waited for first (up to 60 s), so a loaded machine's
+    slow cell start is not read as a cancelled call."""
     s = Serve(lab, config)
     s.initialize()
     for step in spec["steps"]:
@@ -211,5 +215,12 @@ def run_serve_case(lab, config, spec, ws=None):
                 for f in d.glob(step["tamperStaged"]):
                     os.chmod(f, 0o600)
                     f.write_text("// tampered after staging\n")
+    deadline = time.monotonic() + 60
+    try:
+        while not all(i in s.responses for i in awaited):
+            if s.recv(max(0.0, deadline - time.monotonic())) is None:
+                break  # serve ended: close() returns its status
+    except TimeoutError:
+        pass  # the case's own check names what is missing
     rc = s.close()
     return rc, s.responses, s.stderr_path.read_text()

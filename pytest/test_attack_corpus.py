@@ -328,7 +328,8 @@ def run_serve_kind(case, lab):
     """Lines to a real `capsule-host serve`: its answers, per request id."""
     from serve_driver import run_serve_case
     root, ws, config = materialize(case, lab)
-    rc, responses, stderr = run_serve_case(lab, config, case["serve"], ws=ws)
+    completes = [int(rid) for rid, want in case["expect"]["responses"].items() if want.get("ok")]
+    rc, responses, stderr = run_serve_case(lab, config, case["serve"], ws=ws, awaited=completes)
     assert rc == 0, stderr
     for needle in case["expect"].get("stderrIncludes", []):
         assert needle in stderr, stderr
