@@ -32,6 +32,18 @@ def one_worker_at_a_time(name):
         fcntl.flock(held, fcntl.LOCK_EX)
         yield
 
+
+def npm_ci_once(folder, *wanted):
+    """A test folder's pinned npm packages (its package-lock.json), installed
+    by one worker when any of wanted (paths below its node_modules) is
+    missing; a failed install fails the test, it never skips."""
+    modules = folder / "node_modules"
+    with one_worker_at_a_time(folder.name):
+        if not all((modules / w).exists() for w in wanted):
+            subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(folder)],
+                           check=True, capture_output=True)
+    return modules
+
 def config_defaults():
     """The config table from config.c itself (`capsule-host defaults`): the
     one source the tests, README and cordis.patch.yml are checked against."""

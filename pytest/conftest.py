@@ -21,7 +21,7 @@ LONG_GROUPS = ("oss-fuzz",)
 def pytest_collection_modifyitems(items):
     def group(item):
         mark = item.get_closest_marker("xdist_group")
-        return mark.args[0] if mark and mark.args else mark.kwargs.get("name") if mark else None
+        return mark.args[0] if mark else None  # our marks name their group first
     items.sort(key=lambda item: group(item) not in LONG_GROUPS)
 
 

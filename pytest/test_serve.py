@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from capsule_lab import BIN, REPO, cell_processes, one_worker_at_a_time
+from capsule_lab import BIN, REPO, cell_processes, npm_ci_once
 from serve_driver import Serve
 from test_end_to_end import example_config
 
@@ -25,12 +25,8 @@ def mcp_sdk():
     SDK v2 (@modelcontextprotocol/client), the conformance suite and the
     Node 24 it needs (needs the npm registry; a failure here fails the test,
     it never skips)."""
-    modules = MCP_CLIENT / "node_modules"
-    wanted = [modules / "@modelcontextprotocol" / p for p in ("sdk", "client", "conformance")]
-    with one_worker_at_a_time("mcp-client"):
-        if not all(p.exists() for p in wanted + [modules / ".bin" / "node"]):
-            subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--prefix", str(MCP_CLIENT)],
-                           check=True, capture_output=True)
+    npm_ci_once(MCP_CLIENT, "@modelcontextprotocol/sdk", "@modelcontextprotocol/client",
+                "@modelcontextprotocol/conformance", ".bin/node")
     return MCP_CLIENT / "client.mjs"
 
 
