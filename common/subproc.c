@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,17 +9,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cancellable_poll.h"
 #include "clock.h"
 #include "spawn.h"
 
-/* Reads the capture pipe until EOF, the deadline or max_out bytes. */
-static subproc_result collect(int fd, long long deadline, size_t max_out, char *buf,
-                              size_t *len) {
+/* Reads the capture pipe until EOF, the deadline, max_out bytes or the
+ * cancellation. */
+static subproc_result collect(int fd, long long deadline, size_t max_out,
+                              const volatile sig_atomic_t *cancel, char *buf, size_t *len) {
   for (;;) {
     long long left = deadline - mono_ms();
     if (left <= 0) return SUBPROC_TIMED_OUT;
     struct pollfd p = {.fd = fd, .events = POLLIN};
-    int n = poll(&p, 1, left > 1000000 ? 1000000 : (int)left);
+    int n = cancellable_poll(&p, 1, left, cancel);
+    if (n < 0 && errno == ECANCELED) return SUBPROC_CANCELLED;
     if (n <= 0) continue; /* EINTR or a timeout the loop re-checks */
     ssize_t r = read(fd, buf + *len, max_out + 1 - *len);
     if (r < 0 && errno == EINTR) continue;
@@ -54,7 +56,7 @@ subproc_result subproc_run(char *const argv[], subproc_options opt, long long ti
     return SUBPROC_SPAWN_FAILED;
   }
   size_t len = 0;
-  subproc_result rc = collect(p[0], mono_ms() + timeout_ms, max_out, buf, &len);
+  subproc_result rc = collect(p[0], mono_ms() + timeout_ms, max_out, opt.cancel, buf, &len);
   close(p[0]);
   if (rc != SUBPROC_DONE) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
   int status = 0;
@@ -62,7 +64,9 @@ subproc_result subproc_run(char *const argv[], subproc_options opt, long long ti
   }
   close(pidfd);
   if (rc != SUBPROC_DONE) {
-    if (rc == SUBPROC_TIMED_OUT)
+    if (rc == SUBPROC_CANCELLED)
+      cap_fail(why, CAP_E_CALL_CANCELLED, "%s was ended: its job was cancelled", argv[0]);
+    else if (rc == SUBPROC_TIMED_OUT)
       cap_fail(why, CAP_E_LAUNCH_FAILED, "%s did not finish within %lld ms", argv[0], timeout_ms);
     else
       cap_fail(why, CAP_E_LAUNCH_FAILED, "%s wrote more than %zu bytes", argv[0], max_out);

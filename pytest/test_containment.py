@@ -44,6 +44,21 @@ def alive(pid):
         return False
 
 
+def describe(pids):
+    """Each pid as its state and command line, for a failure's message."""
+    out = []
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                state = f.read().split(") ", 1)[1].split()[0]
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ")[:160].decode(errors="replace")
+            out.append(f"{p} [{state}] {cmd}")
+        except OSError:
+            out.append(f"{p} (gone)")
+    return out
+
+
 def kill_survivors(tree):
     """Processes this test started that outlived the host (a regression):
     end them by id so the failure leaves nothing behind."""
@@ -81,12 +96,8 @@ def test_cells_and_supervisors_die_with_a_sigkilled_serve(lab):
     t0 = time.monotonic()
     os.kill(s.p.pid, signal.SIGKILL)
     s.p.wait()
-    while any(alive(p) for p in tree) and time.monotonic() - t0 < 3:
-        time.sleep(0.005)
-    gone_ms = (time.monotonic() - t0) * 1000
+    gone_ms, survivors = wait_tree_gone(tree, t0, bound_s=3)
     print(f"serve SIGKILL: {len(tree)} processes gone in {gone_ms:.0f} ms")
-    survivors = [p for p in tree if alive(p)]
-    kill_survivors(tree)
     assert not survivors, survivors
     assert gone_ms < DEATH_BOUND_S * 1000, gone_ms
     assert cell_processes() == []
@@ -98,6 +109,18 @@ def test_cells_and_supervisors_die_with_a_sigkilled_serve(lab):
     res = lab.run("activate", "--config", lab.config([echo]))
     assert res.rc == 0, res
     assert lab.leftovers() == []
+
+
+def wait_tree_gone(tree, t0, bound_s=DEATH_BOUND_S):
+    """Waits until every pid of tree has gone, or bound_s seconds from t0;
+    returns the milliseconds from t0 and the survivors described, and kills
+    the survivors so that a failure leaves nothing behind."""
+    while any(alive(p) for p in tree) and time.monotonic() - t0 < bound_s:
+        time.sleep(0.005)
+    gone_ms = (time.monotonic() - t0) * 1000
+    survivors = describe(p for p in tree if alive(p))
+    kill_survivors(tree)
+    return gone_ms, survivors
 
 
 def serve_processes(config):
@@ -139,6 +162,42 @@ def test_serve_sigkilled_while_its_warm_cells_start_leaves_nothing(lab):
     # The killed hosts' staging directories go with the next host's sweep.
     assert lab.run("activate", "--config", config).rc == 0
     assert lab.leftovers() == []
+
+
+def snapshot_build(serve_pid):
+    """The node of serve's startup snapshot build, while it runs (not its
+    bwrap, whose argv names the same flag)."""
+    for pid in descendants(serve_pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            if argv[0] == b"/runtime/node" and b"--build-snapshot" in argv:
+                return pid
+        except OSError:
+            continue
+    return None
+
+
+def test_a_serve_sigkilled_mid_snapshot_build_ends_the_build(lab):
+    """The snapshot job hears the host's death (its supervisor's SIGTERM)
+    while node --build-snapshot runs, and kills the build at once. Before
+    the fix it let the build finish and staged a blob nobody would use: the
+    tree outlived the host by the build's remaining time (a Node 26 world on
+    two busy workers: past the 1.5 s bound)."""
+    s = sleeping_serve(lab)
+    deadline = time.monotonic() + 20
+    while snapshot_build(s.p.pid) is None:
+        assert time.monotonic() < deadline, "no snapshot build started"
+        time.sleep(0.005)
+    tree = descendants(s.p.pid)
+    t0 = time.monotonic()
+    os.kill(s.p.pid, signal.SIGKILL)
+    s.p.wait()
+    gone_ms, survivors = wait_tree_gone(tree, t0)
+    print(f"serve SIGKILL mid snapshot build: {len(tree)} processes gone in {gone_ms:.0f} ms")
+    assert not survivors, survivors
+    [stage] = lab.leftovers()
+    assert "snapshot.blob" not in os.listdir(os.path.join(lab.stage, stage))
 
 
 def bwrap_not_yet_cloned(serve_pid):
@@ -216,11 +275,8 @@ def test_cells_die_with_a_sigkilled_one_shot_call(lab):
     t0 = time.monotonic()
     p.kill()
     p.wait()
-    while any(alive(q) for q in tree) and time.monotonic() - t0 < 3:
-        time.sleep(0.005)
-    gone_ms = (time.monotonic() - t0) * 1000
+    gone_ms, _ = wait_tree_gone(tree, t0, bound_s=3)
     print(f"call SIGKILL: {len(tree)} processes gone in {gone_ms:.0f} ms")
-    kill_survivors(tree)
     assert gone_ms < DEATH_BOUND_S * 1000 and cell_processes() == []
     lab.run("attest")  # sweeps
     assert lab.leftovers() == []
@@ -232,13 +288,12 @@ def test_sweep_never_touches_a_live_hosts_staging(lab):
     assert len(live_stage) == 1
     dead = sleeping_serve(lab)
     tree = descendants(dead.p.pid)
+    tree_seen = describe(tree)
     os.kill(dead.p.pid, signal.SIGKILL)
     dead.p.wait()
     # Its supervisors (which share its staging lock) end their cells first.
-    t0 = time.monotonic()
-    while any(alive(p) for p in tree) and time.monotonic() - t0 < DEATH_BOUND_S:
-        time.sleep(0.01)
-    assert not [p for p in tree if alive(p)]
+    _, survivors = wait_tree_gone(tree, time.monotonic())
+    assert not survivors, (survivors, "the tree at the kill:", tree_seen)
     assert len(lab.leftovers()) == 2
     res = lab.run("attest")
     assert res.rc == 0, res

@@ -2,8 +2,11 @@
  * (a snapshot build that could not execute was once "failed (status 0x0)"). */
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 
+#include "clock.h"
 #include "subproc.h"
 #include "unit.h"
 
@@ -46,11 +49,45 @@ static void a_finished_program_gives_its_output_and_status(void **state) {
   free(out);
 }
 
+static volatile sig_atomic_t cancelled;
+static void cancel_now(int sig) {
+  (void)sig;
+  cancelled = 1;
+}
+
+/* The snapshot build once ran to its end after the host's death: a job
+ * cancelled by a signal ends its child at once, however long its deadline. */
+static void a_cancelled_job_ends_its_child_at_once(void **state) {
+  (void)state;
+  char *slow[] = {"/bin/sleep", "30", NULL}, *out = NULL;
+  size_t len = 0;
+  int status = 0;
+  cap_error why = {0};
+  subproc_options opt = {.capture_fd = 1, .fd3 = -1, .cancel = &cancelled};
+  struct sigaction sa = {.sa_handler = cancel_now}; /* no SA_RESTART: as a supervisor's */
+  sigaction(SIGALRM, &sa, NULL);
+  cancelled = 0;
+  struct itimerval in_100ms = {.it_value = {.tv_usec = 100000}};
+  setitimer(ITIMER_REAL, &in_100ms, NULL);
+  long long t0 = mono_ms();
+  assert_int_equal(subproc_run(slow, opt, 60000, 64, &out, &len, &status, &why), SUBPROC_CANCELLED);
+  assert_true(mono_ms() - t0 < 5000);
+  assert_int_equal(why.code, CAP_E_CALL_CANCELLED);
+  assert_null(out);
+  /* Set before the call: no child outlives the call either. */
+  memset(&why, 0, sizeof why);
+  t0 = mono_ms();
+  assert_int_equal(subproc_run(slow, opt, 60000, 64, &out, &len, &status, &why), SUBPROC_CANCELLED);
+  assert_true(mono_ms() - t0 < 5000);
+  assert_int_equal(waitpid(-1, NULL, WNOHANG), -1); /* each child was reaped */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_program_that_cannot_run_says_why),
       cmocka_unit_test(bounds_are_named),
       cmocka_unit_test(a_finished_program_gives_its_output_and_status),
+      cmocka_unit_test(a_cancelled_job_ends_its_child_at_once),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cell/cell.h"
+#include "cell/cell_orphans.h"
 #include "clock.h"
 #include "digest.h"
 #include "launch_contract.h"
@@ -55,11 +56,17 @@ static cap_code build_blob(host *h, cap_error *err) {
   char *text = NULL;
   size_t len = 0;
   int status = 0;
-  subproc_options opt = {.capture_fd = 2, .fd3 = -1};
+  /* The host's death (the supervisor's SIGTERM) ends the build at once:
+   * its cells must be gone within the host's death bound. */
+  subproc_options opt = {.capture_fd = 2, .fd3 = -1, .cancel = &cell_cancel_requested};
   cap_error why = {0};
+  cell_orphans_adopt();
   subproc_result r =
       subproc_run(argv, opt, SNAPSHOT_BUILD_TIMEOUT_MS, 65536, &text, &len, &status, &why);
   free(argv);
+  /* bwrap killed before its sandbox armed its parent-death signal leaves
+   * that sandbox's init to us (cell_orphans.c). */
+  if (r != SUBPROC_DONE) cell_orphans_end(CELL_JOIN_HARD_LIMIT_MS);
   cap_code rc = CAP_OK;
   if (r != SUBPROC_DONE)
     rc = cap_fail(err, why.code, "node --build-snapshot did not run to its end: %s", why.message);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cancellable_poll.h"
 #include "clock.h"
 #include "strict_json.h"
 #include "admit/capsule.h"
@@ -88,8 +89,9 @@ static wait_result wait_for_call(cell *c, int assign_fd, json_t **assignment, ca
   for (;;) {
     if (cell_cancel_requested) return after_cancel(assign_fd, 0, err);
     struct pollfd p[3] = {{assign_fd, POLLIN, 0}, {c->out_fd, POLLIN, 0}, {c->pidfd, POLLIN, 0}};
-    int r = poll(p, 3, -1);
-    if (r < 0 && errno == EINTR) continue;
+    /* A cancellation after the check above still ends the wait. */
+    int r = cancellable_poll(p, 3, -1, &cell_cancel_requested);
+    if (r < 0 && (errno == EINTR || errno == ECANCELED)) continue;
     if (r < 0) {
       cap_fail(err, CAP_E_INTERNAL, "poll: %s", strerror(errno));
       return WAIT_CELL_FAILED;

@@ -17,8 +17,6 @@
 #include "clock.h"
 #include "admit/config.h"
 
-#define CELL_JOIN_HARD_LIMIT_MS 10000
-
 cap_code cell_shutdown(cell *c, cap_error *err) {
   long long deadline = mono_ms() + c->lim->shutdown_timeout_ms;
   json_t *msg = json_pack("{s:s}", "type", "shutdown"), *ack = NULL;

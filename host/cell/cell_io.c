@@ -15,6 +15,7 @@
 
 #include "cell.h"
 #include "cell_private.h"
+#include "cancellable_poll.h"
 #include "cell_reports.h"
 #include "clock.h"
 #include "strict_json.h"
@@ -120,6 +121,11 @@ static void flush_stdin(cell *c) {
   }
 }
 
+static pump_result cancelled(cap_error *err) {
+  cap_fail(err, CAP_E_CALL_CANCELLED, "the call was cancelled by the client or shutdown");
+  return PUMP_FAILED;
+}
+
 /* One poll round over every open descriptor: PUMP_TIMED_OUT when the
  * deadline passed with nothing to do. */
 pump_result cell_pump(cell *c, long long deadline, cap_error *err) {
@@ -132,14 +138,13 @@ pump_result cell_pump(cell *c, long long deadline, cap_error *err) {
   if (!c->exited) i_pid = n, p[n++] = (struct pollfd){c->pidfd, POLLIN, 0};
   if (c->in_fd >= 0 && c->tx_off < c->tx_len)
     i_in = n, p[n++] = (struct pollfd){c->in_fd, POLLOUT, 0};
-  if (cell_cancel_requested) {
-    cap_fail(err, CAP_E_CALL_CANCELLED, "the call was cancelled by the client or shutdown");
-    return PUMP_FAILED;
-  }
+  if (cell_cancel_requested) return cancelled(err);
   if (n == 0) return PUMP_TIMED_OUT;
   long long left = deadline - mono_ms();
   if (left <= 0) return PUMP_TIMED_OUT;
-  int r = poll(p, (nfds_t)n, left > 1000000 ? 1000000 : (int)left);
+  /* A cancellation that lands after the check above still ends the wait. */
+  int r = cancellable_poll(p, (nfds_t)n, left, &cell_cancel_requested);
+  if (r < 0 && errno == ECANCELED) return cancelled(err);
   if (r < 0 && errno == EINTR) return PUMP_PROGRESS;
   if (r < 0) {
     cap_fail(err, CAP_E_INTERNAL, "poll: %s", strerror(errno));
