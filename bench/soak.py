@@ -11,7 +11,6 @@ lines against calls (C19: one per call). Exit 1 when anything grows past
 noise, a call is not answered exactly once with an outcome of its kind, or
 the log and the calls disagree. Writes build/soak.md."""
 import collections
-import json
 import os
 import random
 import re

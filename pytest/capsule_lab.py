@@ -44,6 +44,7 @@ def npm_ci_once(folder, *wanted):
                            check=True, capture_output=True)
     return modules
 
+
 def config_defaults():
     """The config table from config.c itself (`capsule-host defaults`): the
     one source the tests, README and cordis.patch.yml are checked against."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from capsule_lab import (BIN, CORPUS, REPO, Lab, assert_failed_closed, cell_processes,
+from capsule_lab import (BIN, CORPUS, REPO, assert_failed_closed, cell_processes,
                          npm_ci_once, one_worker_at_a_time)
 
 CASES = sorted((CORPUS / "cases").rglob("*.json"))

@@ -200,7 +200,6 @@ def test_every_refused_tools_call_leaves_its_one_audit_line(served):
     """C19: one log line per tools/call, refused ones included (issue 36.8:
     9 refused calls left 2 lines). Each names the code its answer carries."""
     import re
-    import time
     meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
     refused = [  # (request, the outcome its line must name)
         ({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "corpus_echo"}}, "INVALID_REQUEST"),
