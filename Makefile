@@ -7,7 +7,7 @@
 #   make examples      rebuild examples with the pinned esbuild; make verify-examples
 #   make fuzz-smoke    every fuzz harness for FUZZ_SECONDS (30) under ASan/UBSan
 #   make fuzz CAMPAIGN=manifest / make fuzz-report   AFL++ campaign and its report
-#   make worlds        the suite on Node 20/22/24, as an ordinary user, on fresh Debian 12 and 13
+#   make worlds        the suite on Node 20/22/24/26, as an ordinary user, on fresh Debian 12 and 13, with no Node
 
 CC ?= cc
 BUILD ?= build
@@ -149,9 +149,10 @@ bench: all
 soak: all
 	$(PYTHON) bench/soak.py
 
-# The suite in the worlds users run (ci/worlds.py: Node 20/22/24 as root,
-# Node 22 as an ordinary user, fresh Debian 12 and 13); WORLDS="node22
-# node24" runs those only. One line per world.
+# The suite in the worlds users run (ci/worlds.py: Node 20/22/24/26 as root,
+# Node 22 as an ordinary user, fresh Debian 12 and 13, and a fresh Debian 12
+# with no Node, where make deps sets it up); WORLDS="node22 node24" runs
+# those only. One line per world.
 WORLDS ?=
 worlds: asan
 	$(PYTHON) ci/worlds.py $(WORLDS)
