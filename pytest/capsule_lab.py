@@ -273,9 +273,11 @@ def _own_processes():
 
 def cell_processes():
     """Processes of this run that belong to a cell or a launcher: none may
-    outlive a run."""
+    outlive a run. By name, wherever they run from: the snapshot build
+    starts bwrap by its path."""
     return [(pid, cmd) for pid, cmd in _own_processes()
-            if cmd and cmd[0] in (b"bwrap", b"/runtime/node", b"capsule-launcher", b"capsule-probe")]
+            if cmd and (cmd[0] == b"/runtime/node" or os.path.basename(cmd[0]) in
+                        (b"bwrap", b"capsule-launcher", b"capsule-probe"))]
 
 
 def host_processes():

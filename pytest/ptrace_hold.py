@@ -87,6 +87,14 @@ def hold_after_clone(pid, timeout_s=5.0):
     return None
 
 
+def detach(pid):
+    """Lets a bwrap held in its fork event run on untraced."""
+    try:
+        _ptrace(PTRACE_DETACH, pid)
+    except OSError:
+        pass
+
+
 def _release(pid):
     """Lets a seized bwrap run on untraced."""
     try:
