@@ -163,6 +163,14 @@ static long always_faults(void) {
   return 0;
 }
 
+/* int $0x81 has no gate open to user mode on any x86-64 kernel: the same
+ * general-protection fault (SIGSEGV) that int $0x80 meets on a kernel
+ * without the i386 entry, so that outcome's path is proven everywhere. */
+static long gate_closed_fault(void) {
+  __asm__ volatile("int $0x81");
+  return 0;
+}
+
 static void try_clone_newuser(void) {
   long pid = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
   int e = errno;
@@ -274,6 +282,7 @@ int main(void) {
   memset(&p, 0, sizeof p);
   TRY("io-uring-setup", syscall(SYS_io_uring_setup, 1, &p));
   guarded_probe("fault-guard-selftest", always_faults);
+  guarded_probe("closed-gate-selftest", gate_closed_fault);
   guarded_probe("i386-getpid", i386_getpid);
   TRY("x32-getpid", syscall(0x40000000 | SYS_getpid));
   TRY("unshare-newuser", unshare(CLONE_NEWUSER));
