@@ -88,13 +88,23 @@ def revert(text, old, new, fix, path):
 
 
 def run_cases(tree, cases):
+    """({failed cases}, {passed cases}, the run): each case by its own
+    summary line, so a case that errored, was skipped or never ran is in
+    neither set and cannot pass for a pass."""
     bindir = tree / "build" / "bin"
     ids = {c: c if "::" in c else f"pytest/test_attack_corpus.py::test_case[{c}]" for c in cases}
-    p = subprocess.run(["/usr/bin/python3", "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider",
+    p = subprocess.run(["/usr/bin/python3", "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
                         "-p", "no:matrix_plugin", *ids.values()], cwd=tree, capture_output=True,
                        text=True, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "CAPSULE_BIN": str(bindir)})
-    failed = {c for c, node in ids.items() if f"FAILED {node}" in p.stdout}
-    return failed, p
+    lines = p.stdout.splitlines()
+
+    def said(word, node):  # a node id given without its parameters selects them all
+        return any(line.startswith(f"{word} {node}") and line[len(word) + 1 + len(node):][:1] in ("", " ", "[")
+                   for line in lines)
+    failed = {c for c, node in ids.items() if said("FAILED", node)}
+    passed = {c for c, node in ids.items()
+              if said("PASSED", node) and not said("ERROR", node) and c not in failed}
+    return failed, passed, p
 
 
 def share_node_modules(src, dest):
@@ -131,7 +141,7 @@ def prove(tmp, base, revert_entry, slot, survivors_here):
     if built.returncode != 0:
         sys.exit(f"revert for '{fix}' does not build:\n{built.stderr[-2000:]}")
     began = time.monotonic()
-    failed, _ = run_cases(tree, cases)
+    failed, passed, _ = run_cases(tree, cases)
     cases_s = time.monotonic() - began
     with TIMES_LOCK:
         TIMES["revert builds"] += build_s
@@ -141,9 +151,10 @@ def prove(tmp, base, revert_entry, slot, survivors_here):
     for c in cases:
         known = survivors_here.get((fix, c))
         verdict = ("FAILS (fix proven)" if c in failed else
+                   "DID NOT RUN (error or skip)" if c not in passed else
                    f"still passes: {known}" if known else "STILL PASSES")
         rows.append((fix, c, verdict))
-        if c not in failed and not known:
+        if c not in failed and (c not in passed or not known):
             survivors.append((fix, c))
     return rows, survivors
 
@@ -177,11 +188,13 @@ def main():
         TIMES["base build"] = time.monotonic() - began
         all_cases = sorted({c for r in reverts for c in r[4]})
         began = time.monotonic()
-        failed, p = run_cases(base, all_cases)
+        failed, passed, p = run_cases(base, all_cases)
         TIMES["base cases"] = time.monotonic() - began
-        if failed or p.returncode != 0:
+        not_passed = sorted(set(all_cases) - passed)
+        if failed or not_passed or p.returncode != 0:
             print(p.stdout[-3000:])
-            sys.exit("cases fail on the unmodified tree: " + ", ".join(sorted(failed)))
+            sys.exit("cases do not pass on the unmodified tree (failed, errored or skipped): "
+                     + ", ".join(not_passed))
         slots = queue.Queue()
         for i in range(jobs):
             slots.put(i)

@@ -53,3 +53,28 @@ def test_a_fix_file_with_an_unknown_or_missing_key_stops_the_proof(tmp_path):
         with pytest.raises(SystemExit):
             prove.load_reverts(tmp_path)
     assert len(prove.REVERTS) == len(list(prove.FIXES.glob("*.json"))) > 80
+
+
+def test_a_case_that_errs_or_is_skipped_is_neither_a_pass_nor_a_failure(tmp_path):
+    """A revert's case that cannot run (a fixture error, a skip) proves
+    nothing either way; on the unmodified tree it must stop the proof,
+    never count as the pass a survivor's verdict is measured against."""
+    (tmp_path / "test_demo.py").write_text(
+        "import pytest\n"
+        "@pytest.fixture\n"
+        "def broken():\n"
+        "    raise RuntimeError('no lab')\n"
+        "def test_ok(): pass\n"
+        "def test_fails(): assert False\n"
+        "def test_skipped(): pytest.skip('no such host feature')\n"
+        "def test_errs(broken): pass\n"
+        "@pytest.mark.parametrize('k', ['a', 'ab'])\n"
+        "def test_p(k): assert k == 'ab'\n")
+    cases = [f"test_demo.py::{t}" for t in
+             ("test_ok", "test_fails", "test_skipped", "test_errs", "test_p[a]", "test_p[ab]")]
+    failed, passed, _ = prove.run_cases(tmp_path, cases)
+    assert failed == {"test_demo.py::test_fails", "test_demo.py::test_p[a]"}
+    assert passed == {"test_demo.py::test_ok", "test_demo.py::test_p[ab]"}
+    # A node id without its parameters runs them all: one failing fails it.
+    failed, passed, _ = prove.run_cases(tmp_path, ["test_demo.py::test_p"])
+    assert (failed, passed) == ({"test_demo.py::test_p"}, set())
