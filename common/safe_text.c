@@ -1,5 +1,6 @@
 #include "safe_text.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +30,23 @@ static size_t utf8_char_len(const unsigned char *s, size_t n) {
   return need;
 }
 
+/* The code point of the valid character at s, step bytes long. */
+static unsigned code_point(const unsigned char *s, size_t step) {
+  if (step == 1) return s[0];
+  unsigned cp = s[0] & (0xff >> (step + 1));
+  for (size_t i = 1; i < step; i++) cp = cp << 6 | (s[i] & 0x3f);
+  return cp;
+}
+
+/* Characters that draw nothing yet change what a reader sees: bidi
+ * embeddings, overrides and isolates reorder the text around them (a
+ * name can be made to read as another), U+2028/U+2029 end a line in
+ * JavaScript and some terminals, the rest are invisible. */
+static bool invisible(unsigned cp) {
+  return cp == 0x061c || cp == 0x180e || (cp >= 0x200b && cp <= 0x200f) ||
+         (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xfeff;
+}
+
 size_t safe_text(char *out, size_t cap, const char *in, size_t len) {
   const unsigned char *s = (const unsigned char *)in;
   size_t o = 0;
@@ -44,6 +62,10 @@ size_t safe_text(char *out, size_t cap, const char *in, size_t len) {
       piece_len = strlen(piece);
     } else if (step == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0) { /* C1 control */
       snprintf(esc, sizeof esc, "\\u%04x", s[i + 1]);
+      piece = esc;
+      piece_len = strlen(piece);
+    } else if (step > 1 && invisible(code_point(s + i, step))) {
+      snprintf(esc, sizeof esc, "\\u%04x", code_point(s + i, step));
       piece = esc;
       piece_len = strlen(piece);
     } else if (step == 0) {

@@ -10,7 +10,10 @@
 
 /* Writes in[0..len) to out (cap bytes, NUL included, cap >= 1): valid
  * UTF-8 characters as they are, except C0 and C1 controls and DEL, which
- * become \n, \r, \t or \xNN (\u0080..\u009f for C1); every byte that is
+ * become \n, \r, \t or \xNN (\u0080..\u009f for C1), and so do the
+ * characters that draw nothing but reorder or hide text (bidi controls
+ * U+202A..U+202E and U+2066..U+2069, U+2028/U+2029, zero-width and
+ * other invisible marks: \uNNNN); every byte that is
  * not part of a valid character (a cut or overlong sequence, a surrogate,
  * past U+10FFFF) becomes \xNN. Output is cut at a character boundary to
  * fit. Returns the length written. */

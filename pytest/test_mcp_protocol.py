@@ -230,6 +230,54 @@ def test_every_refused_tools_call_leaves_its_one_audit_line(served):
     assert sorted(outcomes) == sorted(o for _, o in refused), log
 
 
+def test_a_tools_call_the_strict_parser_refuses_leaves_its_audit_line(served):
+    """C19 (issue 47.1): a tools/call line the strict parser refuses (a
+    duplicate key, U+0000 in a string, a lone surrogate, an integer past
+    int64, two "method" members) is answered under its id and still logged
+    once, naming FRAME_INVALID_JSON; a refused line that is no tools/call
+    is not logged."""
+    import re
+    head = b'{"jsonrpc":"2.0","method":"tools/call","id":'
+    lines = {
+        71: head + b'71,"params":{"name":"corpus_echo","arguments":{"a":1,"a":2}}}',
+        72: head + b'72,"params":{"name":"corpus_echo","arguments":{"text":"a\\u0000b"}}}',
+        73: head + b'73,"params":{"name":"corpus_echo","arguments":{"text":"\\ud800"}}}',
+        74: head + b'74,"params":{"name":"corpus_echo","arguments":{"n":123456789012345678901234567890}}}',
+        75: b'{"jsonrpc":"2.0","id":75,"method":"ping","method":"tools/call","params":{"name":"corpus_echo"}}',
+    }
+    for line in lines.values():
+        served.send_raw(line + b"\n")
+    served.send_raw(b'{"jsonrpc":"2.0","id":76,"method":"ping","params":{"a":1,"a":2}}\n')
+    for rid in [*lines, 76]:
+        msg = served.next_response()
+        assert msg["id"] == rid and msg["error"]["data"]["code"] == "FRAME_INVALID_JSON", msg
+    assert served.close() == 0
+    log = [line for line in served.stderr_path.read_text().splitlines() if " call " in line]
+    assert len(log) == len(lines), log
+    assert all(re.search(r" call corpus_echo FRAME_INVALID_JSON in \d+ ms \(refused\)$", line) for line in log), log
+
+
+def test_audit_names_are_inert_and_distinguishable(served):
+    """Issue 47.8 and 47.9: a client's tool name reaches the audit log with
+    bidi controls and line separators as \\u escapes, and two names that
+    differ only past the cut still log as two names (a cut name ends with a
+    digest of the whole)."""
+    import re
+    long_a, long_b = "t" * 300 + "a", "t" * 300 + "b"
+    names = {81: "x\u202eevil\u2066\u2028", 82: long_a, 83: long_b}
+    for rid, name in names.items():
+        msg = served.modern(rid, "tools/call", {"name": name, "arguments": {}})
+        assert msg["error"]["data"]["code"] == "TOOL_NOT_FOUND", msg
+    assert served.close() == 0
+    text = served.stderr_path.read_text(encoding="utf-8")
+    log = [line for line in text.splitlines() if " call " in line]
+    assert len(log) == 3, log
+    assert not re.search("[\u202a-\u202e\u2066-\u2069\u2028\u2029]", text), log
+    assert "call x\\u202eevil\\u2066\\u2028 TOOL_NOT_FOUND" in log[0], log
+    logged = [re.search(r" call (\S+) TOOL_NOT_FOUND in ", line).group(1) for line in log[1:]]
+    assert logged[0] != logged[1] and all(n.startswith("t" * 128 + "...(301B,sha256:") for n in logged), logged
+
+
 def test_blank_lines_carry_no_message(served):
     """An empty line and one of JSON whitespace alike get no answer."""
     served.send_raw(b"\n \n\t \r\n")

@@ -72,11 +72,30 @@ static void the_budget_bounds_the_read(void **state) {
   json_decref(id);
 }
 
+static void expect_call(const char *line, bool is_call, const char *tool) {
+  jsonrpc_refused r = jsonrpc_recover(line, strlen(line), 1 << 20);
+  if (r.tools_call != is_call) fail_msg("tools_call %d for %s", r.tools_call, line);
+  if (tool && (!r.tool || strcmp(r.tool, tool) != 0)) fail_msg("tool %s for %s", r.tool, line);
+  jsonrpc_refused_free(&r);
+}
+
+/* Issue 47.1: a refused tools/call is known as one, for its audit line. */
+static void a_refused_tools_call_is_known(void **state) {
+  (void)state;
+  expect_call("{\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\",\"a\":1,\"a\":2}}", true, "t");
+  expect_call("{\"method\":\"tools/call\",\"params\":{\"x\":\"\\ud800\"}}", true, "?");
+  expect_call("{\"method\":\"tools\\/call\",\"params\":{\"a\":1,\"a\":2}}", true, "?"); /* an escape */
+  expect_call("{\"method\":\"tools/call\",\"method\":\"ping\",\"p\":{\"a\":1,\"a\":2}}", true, NULL);
+  expect_call("{\"method\":\"ping\",\"p\":{\"method\":\"tools/call\",\"a\":1,\"a\":2}}", false, NULL);
+  expect_call("{\"method\":[\"tools/call\"],\"p\":{\"a\":1,\"a\":2}}", false, NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(refused_valid_json_keeps_its_id),
       cmocka_unit_test(no_id_that_cannot_be_given_back),
       cmocka_unit_test(a_raw_nul_is_not_json),
+      cmocka_unit_test(a_refused_tools_call_is_known),
       cmocka_unit_test(the_budget_bounds_the_read),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,6 +28,15 @@ static void escapes_controls(void **state) {
   expect_text("c1 \xc2\x9b", 5, 64, "c1 \\u009b"); /* CSI as a C1 control */
 }
 
+static void escapes_what_reorders_or_hides_text(void **state) {
+  (void)state; /* issue 47.8: bidi controls and line separators arrived raw */
+  expect_text("a\xe2\x80\xae" "b", 5, 64, "a\\u202eb");           /* RIGHT-TO-LEFT OVERRIDE */
+  expect_text("\xe2\x80\xaa\xe2\x81\xa6\xe2\x81\xa9", 9, 64, "\\u202a\\u2066\\u2069");
+  expect_text("x\xe2\x80\xa8y\xe2\x80\xa9", 8, 64, "x\\u2028y\\u2029"); /* line, paragraph separators */
+  expect_text("\xe2\x80\x8b\xef\xbb\xbf\xd8\x9c", 8, 64, "\\u200b\\ufeff\\u061c");
+  expect_text("\xe2\x80\x94", 3, 64, "\xe2\x80\x94");                  /* an em dash stays */
+}
+
 static void escapes_invalid_utf8(void **state) {
   (void)state;
   expect_text("cut \xc3", 5, 64, "cut \\xc3");          /* a character cut short */
@@ -51,6 +60,7 @@ int main(void) {
       cmocka_unit_test(keeps_valid_text),
       cmocka_unit_test(escapes_controls),
       cmocka_unit_test(escapes_invalid_utf8),
+      cmocka_unit_test(escapes_what_reorders_or_hides_text),
       cmocka_unit_test(cuts_at_a_character_boundary),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

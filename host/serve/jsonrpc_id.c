@@ -50,13 +50,25 @@ static bool neutralise_escapes(const char *s, char *out, size_t len) {
   return found;
 }
 
-/* How many members of the top-level object are named "id", and where the
- * last one's value starts. Runs only on text jansson has just parsed, so
- * the lexical rules are simple: outside strings, brackets nest; inside the
- * top object a string right after "{" or "," is a key. Each key is decoded
- * by jansson, so "\u0069d" counts. */
-static size_t top_level_ids(const char *s, size_t len, size_t *value_at) {
-  size_t depth = 0, count = 0;
+/* The string token that starts at s[at], decoded by jansson, or NULL. */
+static json_t *string_at(const char *s, size_t len, size_t at) {
+  if (at >= len || s[at] != '"') return NULL;
+  size_t i = at + 1;
+  for (; i < len && s[i] != '"'; i++)
+    if (s[i] == '\\') i++;
+  if (i >= len) return NULL;
+  return json_loadb(s + at, i + 1 - at, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+}
+
+/* The members of the top-level object named `name`: how many there are,
+ * where the last one's value starts, and whether any of them is the
+ * string `equals` (NULL: not asked). Runs only on text jansson has just
+ * parsed, so the lexical rules are simple: outside strings, brackets nest;
+ * inside the top object a string right after "{" or "," is a key. Each key
+ * is decoded by jansson, so "\u0069d" counts. */
+static size_t top_level_members(const char *s, size_t len, const char *name, size_t *value_at,
+                                const char *equals, bool *any_equal) {
+  size_t depth = 0, count = 0, name_len = strlen(name);
   bool want_key = false;
   for (size_t i = 0; i < len; i++) {
     char c = s[i];
@@ -66,12 +78,15 @@ static size_t top_level_ids(const char *s, size_t len, size_t *value_at) {
         if (s[i] == '\\') i++;
       if (depth == 1 && want_key) {
         json_t *key = json_loadb(s + start, i + 1 - start, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
-        if (json_is_string(key) && json_string_length(key) == 2 &&
-            memcmp(json_string_value(key), "id", 2) == 0) {
+        if (json_is_string(key) && json_string_length(key) == name_len &&
+            memcmp(json_string_value(key), name, name_len) == 0) {
           count++;
           size_t v = i + 1;
           while (v < len && (strchr(" \t\r\n", s[v]) || s[v] == ':')) v++;
           *value_at = v;
+          json_t *value = equals ? string_at(s, len, v) : NULL;
+          if (json_is_string(value) && strcmp(json_string_value(value), equals) == 0) *any_equal = true;
+          json_decref(value);
         }
         json_decref(key);
         want_key = false;
@@ -116,16 +131,28 @@ static json_t *usable_id(json_t *id, bool rewritten, const char *line, size_t le
   return json_is_number(id) ? exact_integer(line, len, at) : NULL;
 }
 
+/* The tool a refused tools/call names, as text for the audit log: the
+ * lenient parse's params.name when it is a string, else "?". */
+static char *tool_name(const json_t *msg) {
+  const json_t *name = json_object_get(json_object_get(msg, "params"), "name");
+  const char *text = json_is_string(name) ? json_string_value(name) : "?";
+  size_t n = json_is_string(name) ? json_string_length(name) : 1;
+  char *out = malloc(n + 1);
+  if (out) memcpy(out, text, n), out[n] = '\0';
+  return out;
+}
+
 /* One parse, every integer read as a real (so that a number past int64
  * elsewhere in the line is no reason to lose the id), within the budget
  * the strict parse had: the recovery costs no more than the parse it
  * follows, plus the line's copy when an escape must be rewritten (C20). */
-json_t *jsonrpc_id_recover(const char *line, size_t len, size_t budget_bytes) {
-  if (len == 0 || memchr(line, '\0', len)) return NULL; /* a raw NUL: not JSON */
+jsonrpc_refused jsonrpc_recover(const char *line, size_t len, size_t budget_bytes) {
+  jsonrpc_refused r = {0};
+  if (len == 0 || memchr(line, '\0', len)) return r; /* a raw NUL: not JSON */
   /* A copy only when there is something to rewrite. */
   bool rewritten = neutralise_escapes(line, NULL, len), exceeded;
   char *copy = rewritten ? malloc(len) : NULL;
-  if (rewritten && !copy) return NULL;
+  if (rewritten && !copy) return r;
   if (copy) {
     memcpy(copy, line, len);
     neutralise_escapes(line, copy, len);
@@ -134,11 +161,29 @@ json_t *jsonrpc_id_recover(const char *line, size_t len, size_t budget_bytes) {
   json_error_t jerr;
   json_t *msg = sj_load_bounded(text, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, budget_bytes,
                                 &exceeded, &jerr);
-  size_t at = 0;
-  json_t *id = json_is_object(msg) && top_level_ids(text, len, &at) == 1
-                   ? usable_id(json_object_get(msg, "id"), rewritten, text, len, at)
-                   : NULL;
+  if (json_is_object(msg)) {
+    size_t at = 0;
+    if (top_level_members(text, len, "id", &at, NULL, NULL) == 1)
+      r.id = usable_id(json_object_get(msg, "id"), rewritten, text, len, at);
+    /* Any "method" member that says tools/call makes it one (C19): two
+     * methods must not hide a call from the log. */
+    top_level_members(text, len, "method", &at, "tools/call", &r.tools_call);
+    if (r.tools_call) r.tool = tool_name(msg);
+  }
   free(copy);
   json_decref(msg);
-  return id;
+  return r;
+}
+
+json_t *jsonrpc_id_recover(const char *line, size_t len, size_t budget_bytes) {
+  jsonrpc_refused r = jsonrpc_recover(line, len, budget_bytes);
+  free(r.tool);
+  return r.id;
+}
+
+void jsonrpc_refused_free(jsonrpc_refused *r) {
+  json_decref(r->id);
+  free(r->tool);
+  r->id = NULL;
+  r->tool = NULL;
 }

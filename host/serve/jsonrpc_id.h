@@ -7,6 +7,7 @@
 #define JSONRPC_ID_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* A new reference to the id (a string or an integer), or NULL when the line
@@ -14,5 +15,17 @@
  * has no usable id or two "id" members (neither can be trusted), or would
  * take more than budget_bytes to read. */
 json_t *jsonrpc_id_recover(const char *line, size_t len, size_t budget_bytes);
+
+/* What a refused line still says, read the same way: its id (as above, or
+ * NULL), whether it is a tools/call (any top-level "method" member says
+ * so), and then the tool it names ("?" when it names none), for the audit
+ * line C19 owes every tools/call. */
+typedef struct {
+  json_t *id;
+  bool tools_call;
+  char *tool;
+} jsonrpc_refused;
+jsonrpc_refused jsonrpc_recover(const char *line, size_t len, size_t budget_bytes);
+void jsonrpc_refused_free(jsonrpc_refused *r);
 
 #endif

@@ -294,15 +294,17 @@ static void handle_message(server *s, json_t *msg) {
 }
 
 /* A line the strict parser refused: answered under its id when one can be
- * read (jsonrpc_id.c), otherwise a parse error. */
+ * read (jsonrpc_id.c), otherwise a parse error; a tools/call among them
+ * still leaves its one audit line (C19). */
 static void refuse_line(server *s, const char *line, size_t len, const sj_limits *lim,
                         const cap_error *err) {
-  json_t *id = jsonrpc_id_recover(line, len, sj_parse_budget(len, lim));
-  if (id)
-    serve_send_error(s, id, JSONRPC_INVALID_REQUEST, err->message, cap_code_name(err->code));
+  jsonrpc_refused r = jsonrpc_recover(line, len, sj_parse_budget(len, lim));
+  if (r.tools_call) serve_log_call(r.tool ? r.tool : "?", cap_code_name(err->code), 0, "refused");
+  if (r.id)
+    serve_send_error(s, r.id, JSONRPC_INVALID_REQUEST, err->message, cap_code_name(err->code));
   else
     serve_send_error(s, NULL, JSONRPC_PARSE_ERROR, err->message, cap_code_name(err->code));
-  json_decref(id);
+  jsonrpc_refused_free(&r);
 }
 
 /* JSON's whitespace only: a blank line carries no message (as an empty one). */
