@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "admit/bundle_cli.h"
 #include "attest/attest.h"
@@ -18,6 +19,7 @@
 #include "host.h"
 #include "verify.h"
 #include "serve/serve.h"
+#include "std_fds.h"
 #include "strict_json.h"
 #include "version.h"
 
@@ -321,6 +323,11 @@ static const command *find_command(const char *name) {
 }
 
 int main(int argc, char **argv) {
+  if (!std_fds_ensure_open()) {
+    static const char msg[] = "capsule-host: a standard descriptor is closed and /dev/null cannot be opened\n";
+    if (write(2, msg, sizeof msg - 1) < 0) return 1; /* stderr may be the closed one */
+    return 1;
+  }
   if (argc < 2) return usage("missing command");
   const command *c = find_command(argv[1]);
   return c ? c->run(argc, argv) : usage("unknown command");

@@ -539,3 +539,27 @@ def test_output_queue_is_bounded_against_request_amplification(lab):
     assert s.close() == 0
     print(f"800 x prompts/get (60 KB answers) from a client that does not read: RSS +{grown} KiB")
     assert grown < 4 * 1024, f"RSS grew {grown} KiB: the output queue is not bounded"
+
+
+def test_a_host_started_with_stderr_closed_gives_fd_2_to_dev_null(lab):
+    """Issue 47.7: started with fd 2 closed, the host gave that number to
+    the next file it opened (the staging directory), and the audit log
+    went there, lost without a word. Now /dev/null takes any closed
+    standard descriptor first, as sshd and bubblewrap do."""
+    _, _, entry = lab.capsule(guest="echo")
+    config = lab.config([entry])
+    p = subprocess.Popen([str(BIN / "capsule-host"), "serve", "--config", str(config)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         preexec_fn=lambda: os.close(2),
+                         env={"PATH": os.environ["PATH"], "TMPDIR": str(lab.stage)})
+    try:
+        p.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{'
+                      b'"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+                      b'"io.modelcontextprotocol/clientCapabilities":{}}}}\n')
+        p.stdin.flush()
+        assert json.loads(p.stdout.readline())["id"] == 1
+        assert os.readlink(f"/proc/{p.pid}/fd/2") == "/dev/null"
+    finally:
+        p.stdin.close()
+        assert p.wait(timeout=60) == 0
+    assert cell_processes() == []
