@@ -24,7 +24,7 @@ CASE_KEYS = {"description", "expect", "command", "argv", "tool", "input", "guest
              "fakeBwrap", "fakeNode", "fakeProbe", "listen", "launch", "helper", "serve", "timeout",
              "attestation"}
 EXPECT_KEYS = {"code", "messageContains", "ok", "isError", "output", "tools", "files", "report",
-               "responses", "stderrIncludes"}
+               "responses", "stderrIncludes", "absent"}
 
 
 def test_corpus_cases_use_only_documented_keys():
@@ -365,6 +365,8 @@ def run_cli_case(case, lab):
     args, env, binary = cli_invocation(case, lab, root, ws, config)
     res = lab.run(*args, env=env, binary=binary, timeout=case.get("timeout", 120))
     expect = case["expect"]
+    for path in expect.get("absent", []):  # nothing made where it must not be
+        assert not os.path.lexists(lab.subst(path, root, ws)), path
     if "code" in expect:
         assert_failed_closed(res, expect["code"], lab)
         for needle in expect.get("messageContains", []):

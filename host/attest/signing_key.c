@@ -112,7 +112,23 @@ static cap_code write_new(const char *path, mode_t mode, const char *text, cap_e
   return CAP_OK;
 }
 
+/* --out is a file prefix: its last component must be a name, and not a
+ * directory's, or the pair would be hidden files inside it (keys/.key) or
+ * land beside it (keys.key) where the user meant within. */
+static cap_code check_prefix(const char *prefix, cap_error *err) {
+  const char *slash = strrchr(prefix, '/'), *last = slash ? slash + 1 : prefix;
+  struct stat st;
+  if (!*last || strcmp(last, ".") == 0 || strcmp(last, "..") == 0)
+    return cap_fail(err, CAP_E_USAGE, "keygen --out %s ends in no file name: pass a prefix such as "
+                    "keys/gate, which writes keys/gate.key and keys/gate.pub", prefix);
+  if (lstat(prefix, &st) == 0 && S_ISDIR(st.st_mode))
+    return cap_fail(err, CAP_E_USAGE, "keygen --out %s is a directory: pass a prefix inside it such "
+                    "as %s/gate, which writes %s/gate.key and %s/gate.pub", prefix, prefix, prefix, prefix);
+  return CAP_OK;
+}
+
 cap_code signing_key_generate(const char *prefix, key_algorithm algorithm, json_t **report, cap_error *err) {
+  if (check_prefix(prefix, err)) return err->code;
   EVP_PKEY *pkey = algorithm == KEY_ED25519 ? EVP_PKEY_Q_keygen(NULL, NULL, "ED25519")
                                             : EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
   if (!pkey) return cap_fail(err, CAP_E_INTERNAL, "OpenSSL could not generate a key");

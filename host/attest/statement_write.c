@@ -112,16 +112,44 @@ static json_t *vsa_predicate(const host *h, const loaded_capsule *cap, const cha
   return p;
 }
 
-/* The statement directory, created if missing, never through a link. */
+/* The statement directory, created if missing, never through a link: its
+ * parent is opened first without following links, and only then is the
+ * last component made inside that descriptor, so that a refused path has
+ * created nothing anywhere. */
 static int open_statement_dir(const char *dir, cap_error *err) {
-  if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-    cap_fail(err, CAP_E_STATEMENT_DIR_INVALID, "--statement %s cannot be created: %s", dir, strerror(errno));
+  char parent[4200];
+  size_t len = strlen(dir);
+  while (len > 1 && dir[len - 1] == '/') len--; /* "out/" is "out" */
+  if (len >= sizeof parent) {
+    cap_fail(err, CAP_E_STATEMENT_DIR_INVALID, "--statement %s is too long", dir);
     return -1;
   }
-  int dirfd = so_open(AT_FDCWD, dir, O_PATH | O_DIRECTORY);
+  memcpy(parent, dir, len);
+  parent[len] = '\0';
+  char *slash = strrchr(parent, '/');
+  const char *base = slash ? slash + 1 : parent;
+  if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+    cap_fail(err, CAP_E_STATEMENT_DIR_INVALID, "--statement %s: name a directory of its own", dir);
+    return -1;
+  }
+  int parent_fd = slash ? (slash == parent ? so_open(AT_FDCWD, "/", O_PATH | O_DIRECTORY)
+                                           : (*slash = '\0', so_open(AT_FDCWD, parent, O_PATH | O_DIRECTORY)))
+                        : so_open(AT_FDCWD, ".", O_PATH | O_DIRECTORY);
+  if (parent_fd < 0) {
+    cap_fail(err, CAP_E_STATEMENT_DIR_INVALID, "--statement %s: its parent %s: name a directory of "
+             "its own", dir, errno == ENOTDIR ? "is not a directory" : so_open_errno_text(errno));
+    return -1;
+  }
+  if (mkdirat(parent_fd, base, 0755) != 0 && errno != EEXIST) {
+    cap_fail(err, CAP_E_STATEMENT_DIR_INVALID, "--statement %s cannot be created: %s", dir, strerror(errno));
+    close(parent_fd);
+    return -1;
+  }
+  int dirfd = so_open(parent_fd, base, O_PATH | O_DIRECTORY);
   if (dirfd < 0)
     cap_fail(err, CAP_E_STATEMENT_DIR_INVALID, "--statement %s %s: name a directory of its own", dir,
              errno == ENOTDIR ? "is not a directory" : so_open_errno_text(errno));
+  close(parent_fd);
   return dirfd;
 }
 
