@@ -322,6 +322,27 @@ def test_tampered_variants_are_refused_by_ours_and_by_sigstores(lab, sigstore, v
         assert theirs["ok"] is False and theirs["reason"], (form, theirs)
 
 
+def test_a_bundle_whose_key_has_no_hint_verifies_with_ours_and_with_sigstores(lab, sigstore):
+    """Issue 47.10: proto3's JSON omits an empty string, so Sigstore's own
+    encoders write a key with no hint as "publicKey": {}. Sigstore's
+    verifier accepts that bundle; ours refused it. Both accept it now, and
+    both still refuse it under another key."""
+    key, pub, _ = keygen(lab)
+    _, other_pub, _ = keygen(lab, name="other")
+    _, _, entry = lab.capsule(guest="echo")
+    res, out = attest(lab, lab.config([entry]), key)
+    assert res.rc == 0, res
+    bundle = json.loads(next(out.glob("vsa-*.sigstore.json")).read_text())
+    bundle["verificationMaterial"]["publicKey"] = {}
+    f = lab.tmp / "no-hint.sigstore.json"
+    f.write_text(json.dumps(bundle))
+    assert sigstore(f, pub) == {"ok": True}
+    ours = lab.run("verify", f, "--key", pub)
+    assert ours.rc == 0 and ours.json["verified"] is True, ours
+    assert sigstore(f, other_pub)["ok"] is False
+    assert lab.run("verify", f, "--key", other_pub).json["error"]["code"] == "SIGNATURE_INVALID"
+
+
 def test_unsigned_statements_say_so(lab):
     res, out = attest(lab)
     assert res.rc == 0, res

@@ -184,8 +184,18 @@ def main():
          bundle(publicKey={"hint": KEYID, "rawBytes": "AAAA"}), "ENVELOPE_INVALID", contains=["unknown field"])
     case("bundle-public-key-not-an-object", "A bundle whose publicKey is a number.",
          bundle(publicKey=42), "ENVELOPE_INVALID", contains=["publicKey must be a JSON object"])
-    case("bundle-public-key-without-hint", "A bundle whose publicKey names no key.",
-         bundle(publicKey={}), "ENVELOPE_INVALID", contains=["hint"])
+    # proto3's JSON omits an empty string: Sigstore's encoders write a key
+    # with no hint as {} (issue 47.10: refusing it refused valid bundles).
+    case("bundle-public-key-without-hint-verifies", "A bundle whose publicKey carries no hint, as "
+         "Sigstore's own encoders write one (proto3 JSON omits an empty string): no hint names no key, "
+         "and the signature is checked with the key given.", bundle(publicKey={}), None)
+    case("bundle-without-hint-or-keyid-verifies", "No hint and an empty keyid: nothing names a key, "
+         "the signature is checked with the key given.",
+         json.dumps({"mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
+                     "verificationMaterial": {"publicKey": {}},
+                     "dsseEnvelope": dict(good, signatures=[dict(good["signatures"][0], keyid="")])}), None)
+    case("bundle-without-hint-wrong-key", "No hint does not make a signature by another key pass.",
+         bundle(publicKey={}), "SIGNATURE_INVALID", key=OTHER_PUB)
     case("bundle-hint-not-a-string", "A bundle whose key hint is a number.",
          bundle(publicKey={"hint": 12345}), "ENVELOPE_INVALID", contains=["hint"])
     case("bundle-tlog-entry-unchecked", "A bundle that claims a transparency-log entry, which this host "
