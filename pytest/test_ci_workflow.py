@@ -178,9 +178,9 @@ def test_action_gate_activates_attests_and_calls(lab):
     # Issue 34: the job summary shows the verdict without the artifacts.
     summary = (lab.tmp / "gh-summary").read_text()
     world = hashlib.sha256((reports / "statements" / "world.intoto.json").read_bytes()).hexdigest()
-    assert summary.startswith("## dsh-capsule gate: passed (1 tools, 2 smoke call(s))"), summary
-    assert "| bwrap-preflight | ok |" in summary and f"`{world}`" in summary and "NOT signed" in summary
-    assert "| call-2 | ok |" in summary
+    assert summary.startswith("## dsh-capsule gate: passed (`1 tools, 2 smoke call(s)`)"), summary
+    assert "| `bwrap-preflight` | `ok` |" in summary and f"`{world}`" in summary and "NOT signed" in summary
+    assert "| `call-2` | `ok` |" in summary
     assert cell_processes() == [] and lab.leftovers() == []
 
 
@@ -192,9 +192,48 @@ def test_action_gate_summary_names_the_signing_key_and_the_failure(lab):
     assert p.returncode == 1
     summary = (lab.tmp / "gh-summary").read_text()
     env = json.loads((reports / "statements" / "world.dsse.json").read_text())
-    assert summary.startswith("## dsh-capsule gate: call 1 (capsule_echo) FAILED: INPUT_INVALID"), summary
+    assert summary.startswith("## dsh-capsule gate: FAILED at `call 1 (capsule_echo)`\n\n`INPUT_INVALID: "), summary
     assert env["signatures"][0]["keyid"] == made.json["keyid"]
-    assert f"`{made.json['keyid']}`" in summary and "| call-1 | INPUT_INVALID |" in summary
+    assert f"`{made.json['keyid']}`" in summary and "| `call-1` | `INPUT_INVALID` |" in summary
+    assert cell_processes() == [] and lab.leftovers() == []
+
+
+HOSTILE = ("x<!--[click](https://e.vil/x)<img/src=x><b>passed</b>\u202e%0A::warning::pwned"
+           "`\u2066|``\u2028")
+
+
+def test_capsule_text_is_inert_in_the_job_summary_and_annotations(lab):
+    """Issue 47.3: the host's error quotes a name the gate was handed (here
+    the tool a smoke call names, as a capsule's tool or section would be
+    quoted); the job summary put it in its heading as live Markdown/HTML
+    (<!-- hid the rest) and the ::error annotation left % unescaped, so
+    %0A became a line break. Now every such text is a code span it cannot
+    close, with invisible and reordering characters as escapes, and the
+    annotation escapes %, CR, LF (and : , in its title)."""
+    p, _ = run_gate(lab, ECHO, f'{HOSTILE} {{}}\n')
+    assert p.returncode == 1
+    summary = (lab.tmp / "gh-summary").read_text()
+    heading = summary.splitlines()[0]
+    assert heading.startswith("## dsh-capsule gate: FAILED at ```call 1 (x<!--"), heading
+    # Nothing outside code spans: strip them (fences of any length) and no markup is left.
+    outside = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", summary)
+    assert not re.search(r"[<>]|\]\(|https?:", outside), outside
+    assert not re.search("[\u202a-\u202e\u2066-\u2069\u2028\u2029]", summary), summary
+    assert "\\u202e" in heading and "\\u2066" in heading and "\\|" in heading
+    # GitHub's own Markdown (cmark-gfm, with the extensions it enables)
+    # renders it: the only elements are the summary's own.
+    assert shutil.which("cmark-gfm"), "cmark-gfm is installed by make deps"
+    html = subprocess.run(["cmark-gfm", "-e", "table", "-e", "autolink", "-e", "tagfilter",
+                           "-e", "strikethrough"], input=summary, capture_output=True, text=True).stdout
+    tags = set(re.findall(r"<(/?[a-z0-9]+)", html))
+    assert tags <= {"h2", "/h2", "p", "/p", "code", "/code", "table", "/table", "thead", "/thead", "tbody",
+                    "/tbody", "tr", "/tr", "th", "/th", "td", "/td"}, tags
+    assert "<!--" not in html and "&lt;!--" in html
+    error = [line for line in p.stdout.splitlines() if line.startswith("::error")]
+    assert len(error) == 1, p.stdout
+    assert "%250A::warning::pwned" in error[0] and "title=dsh-capsule gate%3A call 1 (x<!--" in error[0], error
+    assert not [line for line in p.stdout.splitlines() if line.startswith("::warning::pwned")]
+    assert all(line.startswith("gate: ") for line in p.stderr.splitlines() if line), p.stderr
     assert cell_processes() == [] and lab.leftovers() == []
 
 

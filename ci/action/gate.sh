@@ -25,29 +25,15 @@ out=${CAPSULE_REPORTS:-$PWD/capsule-gate}
 mkdir -p "$out"
 
 # The job summary ($GITHUB_STEP_SUMMARY, on GitHub): the verdict at a glance.
-job_summary() { # outcome
-  [ -z "${GITHUB_STEP_SUMMARY:-}" ] || python3 "$root/ci/action/summary.py" "$out" "$1" >> "$GITHUB_STEP_SUMMARY" || true
+# Every text a capsule, config or the host wrote is rendered inert there,
+# and escaped in annotations (ci/action/gate_text.py).
+job_summary() { # passed DETAIL | FAILED STEP REPORT
+  [ -z "${GITHUB_STEP_SUMMARY:-}" ] || python3 "$root/ci/action/summary.py" "$out" "$@" >> "$GITHUB_STEP_SUMMARY" || true
 }
 
-fail() { # title, report file
-  local summary
-  summary=$(python3 - "$2" <<'PY'
-import json, sys
-try:
-    r = json.load(open(sys.argv[1]))
-except (OSError, ValueError):
-    print("no JSON report"); sys.exit()
-e = r.get("error") or {}
-bad = [c for c in r.get("checks", []) if not c.get("ok")]
-if e:
-    print(f"{e.get('code')}: {e.get('message')}")
-for c in bad:
-    print(f"{c.get('code')} ({c['check']}): {c.get('detail')}" + (f" -- fix: {c['fix']}" if c.get("fix") else ""))
-PY
-)
-  echo "::error title=dsh-capsule gate: $1::${summary//$'\n'/%0A}"
-  echo "gate: $1 FAILED: $summary" >&2
-  job_summary "$1 FAILED: ${summary%%$'\n'*}"
+fail() { # step title, report file
+  python3 "$root/ci/action/gate_text.py" error "$1" "$2"
+  job_summary FAILED "$1" "$2"
   exit 1
 }
 
@@ -72,7 +58,8 @@ key_args=()
 "$host" attest --config "$config" --statement "$statements" "${key_args[@]}" > "$out/attestation.json" \
   2> "$out/attestation.log" || fail attestation "$out/attestation.json"
 if grep -q '"signed":false' "$out/attestation.log"; then
-  echo "::warning title=dsh-capsule gate::the attestations in $statements are NOT signed: pass a key (attest-key: \${{ secrets.CAPSULE_ATTEST_KEY }})"
+  python3 "$root/ci/action/gate_text.py" warning "dsh-capsule gate" \
+    "the attestations in $statements are NOT signed: pass a key (attest-key: \${{ secrets.CAPSULE_ATTEST_KEY }})"
 fi
 python3 -c 'import json,sys; json.dump(json.load(open(sys.argv[1]))["predicate"], open(sys.argv[2], "w"), indent=2)' \
   "$statements/world.intoto.json" "$statements/world.predicate.json"
@@ -94,5 +81,5 @@ done <<< "${CAPSULE_CALLS:-}"
 
 tools=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["tools"]))' "$out/activation.json")
 echo "gate: ok: $tools tools published, $n smoke call(s) passed; reports in $out"
-job_summary "passed ($tools tools, $n smoke call(s))"
+job_summary passed "$tools tools, $n smoke call(s)"
 [ -z "${GITHUB_OUTPUT:-}" ] || printf 'report-dir=%s\nstatements-dir=%s\n' "$out" "$statements" >> "$GITHUB_OUTPUT"
