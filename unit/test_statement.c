@@ -7,8 +7,11 @@
 
 #define SHA "abababababababababababababababababababababababababababababababab"
 #define SUBJECT "{\"name\":\"x.cap/guest.mjs\",\"digest\":{\"sha256\":\"" SHA "\"}}"
-#define VSA "{\"verifier\":{\"id\":\"" VSA_VERIFIER_ID "\"},\"timeVerified\":\"t\",\"policy\":{},\"verificationResult\":\"PASSED\"}"
-#define OTHER_VSA "{\"verifier\":{\"id\":\"v\"},\"timeVerified\":\"t\",\"policy\":{},\"verificationResult\":\"PASSED\"}"
+#define VSA_AFTER_ID "\",\"version\":{\"capsule-host\":\"0.1.0\",\"capsule-host.sha256\":\"" SHA "\"}}," \
+  "\"timeVerified\":\"2026-12-03T00:00:00Z\",\"resourceUri\":\"file:///x\",\"policy\":{\"uri\":\"file:///c.json\"," \
+  "\"digest\":{\"sha256\":\"" SHA "\"}},\"verificationResult\":\"PASSED\",\"verifiedLevels\":[\"DSH_CAPSULE_ADMITTED_V1\"]}"
+#define VSA "{\"verifier\":{\"id\":\"" VSA_VERIFIER_ID VSA_AFTER_ID
+#define OTHER_VSA "{\"verifier\":{\"id\":\"v" VSA_AFTER_ID
 
 static cap_code read_text(const char *text, json_t **s) {
   cap_error err = {0};

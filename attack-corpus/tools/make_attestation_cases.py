@@ -57,13 +57,32 @@ def b64(data):
     return base64.b64encode(data).decode()
 
 
+VERIFIER = {"id": "https://dsh-capsule.dev/capsule-host",
+            "version": {"capsule-host": "0.1.0", "capsule-host.sha256": "cd" * 32}}
+
+
+def summary(**patch):
+    """A PASSED verification summary as this host writes it (RFC 13), with
+    fields replaced (None deletes one)."""
+    p = {"verifier": VERIFIER, "timeVerified": "2026-12-03T00:00:00Z",
+         "resourceUri": "file:///work/examples/echo-capsule",
+         "policy": {"uri": "file:///c.json", "digest": {"sha256": "ef" * 32}},
+         "inputAttestations": [{"uri": "file:///work/statements/world.intoto.json",
+                                "digest": {"sha256": "12" * 32}}],
+         "verificationResult": "PASSED", "verifiedLevels": ["DSH_CAPSULE_ADMITTED_V1"]}
+    for k, v in patch.items():
+        if v is None:
+            p.pop(k)
+        else:
+            p[k] = v
+    return p
+
+
 def statement(**patch):
     s = {"_type": "https://in-toto.io/Statement/v1",
          "subject": [{"name": "example.echo/guest.mjs", "digest": {"sha256": SHA}}],
          "predicateType": "https://slsa.dev/verification_summary/v1",
-         "predicate": {"verifier": {"id": "https://dsh-capsule.dev/capsule-host"},
-                       "timeVerified": "2026-12-03T00:00:00Z", "policy": {"uri": "file:///c.json"},
-                       "verificationResult": "PASSED"}}
+         "predicate": summary()}
     for k, v in patch.items():
         if v is None:
             s.pop(k)
@@ -116,10 +135,8 @@ def main():
     case("payload-not-canonical-base64", "The payload in base64 without its padding (or with a line "
          "break): two texts for the same bytes are not accepted.", json.dumps(noncanon), "ENVELOPE_INVALID",
          contains=["canonical base64"])
-    padded = next(e for e in (envelope(statement(predicate={
-        "verifier": {"id": "https://dsh-capsule.dev/capsule-host"}, "timeVerified": "2026-12-03T00:00:00Z",
-        "policy": {"uri": "file:///c.json"}, "verificationResult": "PASSED", "resourceUri": "r" * k}))
-        for k in range(3)) if e["payload"].endswith("="))
+    padded = next(e for e in (envelope(statement(predicate=summary(resourceUri="file:///" + "r" * (k + 1))))
+                              for k in range(3)) if e["payload"].endswith("="))
     stray = stray_bits(padded["payload"])
     case("payload-base64-stray-bits", "The payload's last base64 digit with unused low bits set: it decodes "
          "to the signed bytes in a lax reader, but is not their canonical encoding.",
@@ -137,16 +154,12 @@ def main():
     case("payload-tampered", "The statement replaced after signing, the signature kept.",
          json.dumps(tampered), "SIGNATURE_INVALID")
     case("wrong-key", "A good envelope checked against another key.", text, "SIGNATURE_INVALID", key=OTHER_PUB)
-    failed = statement(predicate={"verifier": {"id": "https://dsh-capsule.dev/capsule-host"},
-                                  "timeVerified": "2026-12-03T00:00:00Z", "policy": {"uri": "file:///c.json"},
-                                  "verificationResult": "FAILED", "verifiedLevels": [],
-                                  "failure": {"code": "DESCRIBE_LIMIT", "message": "a description is too long"}})
+    failed = statement(predicate=summary(verificationResult="FAILED", verifiedLevels=["FAILED"],
+                                         failure={"code": "DESCRIBE_LIMIT", "message": "a description is too long"}))
     case("summary-failed", "A validly signed summary recording a FAILED verification is a refusal, "
          "never a pass: verify exits non-zero with the failure it records.", json.dumps(envelope(failed)),
          "VERIFICATION_FAILED", contains=("DESCRIBE_LIMIT",))
-    other = statement(predicate={"verifier": {"id": "https://example.com/another-verifier"},
-                                 "timeVerified": "2026-12-03T00:00:00Z", "policy": {"uri": "file:///c.json"},
-                                 "verificationResult": "PASSED"})
+    other = statement(predicate=summary(verifier=dict(VERIFIER, id="https://example.com/another-verifier")))
     case("summary-of-another-verifier", "A validly signed PASSED summary naming another verifier is not "
          "this host's word.", json.dumps(envelope(other)), "STATEMENT_INVALID", contains=("another-verifier",))
     case("keyid-of-another-key", "A good signature under another key's id: the id is a hint, but one "
@@ -206,6 +219,98 @@ def main():
     case("bundle-timestamp-unchecked", "A bundle that claims an RFC 3161 timestamp, which this host cannot "
          "check.", bundle(timestampVerificationData={"rfc3161Timestamps": [{"signedTimestamp": "AAAA"}]}),
          "ENVELOPE_INVALID", contains=["timestamps"])
+    # Issue 47.2: every value RFC 13 defines, not only the field names.
+    def bad_value(name, description, contains, **patch):
+        case(name, description + " (issue 47.2: signed by the key given, it used to verify).",
+             json.dumps(envelope(statement(**patch))), "STATEMENT_INVALID", contains=contains)
+    for suffix, when, what in [("word", "yesterday", "a word"), ("number", 1764720000, "a number"),
+                               ("no-zone", "2026-12-03T00:00:00", "a time with no zone"),
+                               ("offset", "2026-12-03T01:00:00+01:00", "a time in another zone"),
+                               ("no-such-day", "2026-02-30T00:00:00Z", "a day no calendar has")]:
+        bad_value(f"summary-time-{suffix}", f"timeVerified is {what}, not an RFC 3339 time in UTC",
+                  ["timeVerified"], predicate=summary(timeVerified=when))
+    bad_value("summary-level-not-ours", "verifiedLevels names a SLSA build level this host never states",
+              ["verifiedLevels"], predicate=summary(verifiedLevels=["SLSA_BUILD_LEVEL_3"]))
+    bad_value("summary-level-failed-beside-passed", "verifiedLevels says FAILED beside verificationResult PASSED",
+              ["verifiedLevels"], predicate=summary(verifiedLevels=["FAILED"]))
+    bad_value("summary-failure-beside-passed", "a failure record beside verificationResult PASSED",
+              ["failure"], predicate=summary(failure={"code": "DESCRIBE_LIMIT", "message": "x"}))
+    bad_value("summary-failure-code-unknown", "a FAILED summary whose failure code is no documented code",
+              ["failure.code"], predicate=summary(verificationResult="FAILED", verifiedLevels=["FAILED"],
+                                                  failure={"code": "ALL_GOOD", "message": "x"}))
+    bad_value("summary-resource-https", "resourceUri is an https:// URL, not the capsule's file:// URI",
+              ["resourceUri"], predicate=summary(resourceUri="https://e.vil/x"))
+    bad_value("summary-resource-unencoded", "resourceUri holds a raw space: not the percent-encoded form "
+              "this host writes (two texts for one path)", ["resourceUri"],
+              predicate=summary(resourceUri="file:///a b/c"))
+    bad_value("summary-resource-dot-dot", "resourceUri's path climbs with ..", ["resourceUri"],
+              predicate=summary(resourceUri="file:///work/../etc/passwd"))
+    bad_value("summary-policy-digest-short", "policy.digest.sha256 is not a sha256", ["policy.digest.sha256"],
+              predicate=summary(policy={"uri": "file:///c.json", "digest": {"sha256": "abc"}}))
+    bad_value("summary-input-elsewhere", "inputAttestations names a file other than the world statement "
+              "written beside the summary", ["inputAttestations"],
+              predicate=summary(inputAttestations=[{"uri": "file:///etc/passwd", "digest": {"sha256": "12" * 32}}]))
+    bad_value("summary-input-two", "inputAttestations names two statements", ["inputAttestations"],
+              predicate=summary(inputAttestations=summary()["inputAttestations"] * 2))
+    bad_value("summary-verifier-version-missing", "verifier.version is missing", ["verifier.version"],
+              predicate=summary(verifier={"id": VERIFIER["id"]}))
+    bad_value("summary-unknown-field", "a field RFC 13 does not define", ["predicate.note"],
+              predicate=summary(note="trust me"))
+    bad_value("summary-number-past-2-53", "a number past 2^53, which a JavaScript reader would round",
+              ["2^53"], predicate=summary(policy={"uri": "file:///c.json", "digest": {"sha256": "ef" * 32},
+                                                  "size": 9007199254740993}))
+    bad_value("subject-name-empty", "a subject with an empty name", ["subject[0].name"],
+              subject=[{"name": "", "digest": {"sha256": SHA}}])
+    bad_value("subject-named-twice", "one subject name with two digests", ["named twice"],
+              subject=[{"name": "example.echo/guest.mjs", "digest": {"sha256": SHA}},
+                       {"name": "example.echo/guest.mjs", "digest": {"sha256": "cd" * 32}}])
+    # The world statement's values (issue 47.2): digest forms, absolute
+    # paths, numbers inside their bounds.
+    def world(**patch):
+        p = {"capsuleHost": {"version": "0.1.0", "sha256": "a0" * 32, "launcherSha256": "f8" * 32,
+                             "probeSha256": "eb" * 32},
+             "node": {"version": "v20.20.2", "path": "/usr/bin/node", "sha256": "62" * 32,
+                      "sharedObjects": [{"dest": "/lib/x86_64-linux-gnu/libc.so.6",
+                                         "path": "/usr/lib/x86_64-linux-gnu/libc.so.6", "sha256": "6b" * 32}]},
+             "bwrap": {"path": "/usr/bin/bwrap", "sha256": "85" * 32},
+             "cell": {"execPath": "/runtime/node", "permissionModel": True,
+                      "permissionScopes": {"fs.read": "denied", "net": "allowed"}},
+             "nodeFlags": {"permission": "--experimental-permission", "disableSigusr1": False, "noAddons": True},
+             "cellLoaderSha256": "57" * 32, "seccompSha256": "df" * 32,
+             "ceilings": {"memoryBytes": {"limit": 1073741824, "mechanism": "RLIMIT_DATA", "nodeReservedBytes": 0},
+                          "threads": {"limit": None, "mechanism": "no count"},
+                          "cgroup": {"mechanism": "none", "used": False}},
+             "cellWorld": {"hostname": "capsule", "devWritable": False},
+             "observed": {"host": {"uid": 0, "root": {"dev": 65024, "ino": "2"}}}}
+        for path, value in patch.items():
+            *parents, last = path.split("__")
+            target = p
+            for k in parents:
+                target = target[k]
+            target[last] = value
+        return statement(predicateType="https://dsh-capsule.dev/attestation/execution-world/v1", predicate=p)
+    case("world-valid-verifies", "A world statement as this host writes it verifies (the control for the "
+         "world's value refusals).", json.dumps(envelope(world())), None)
+    for name, description, contains, patch in [
+        ("world-node-path-relative", "node.path is a relative path", "node.path", {"node__path": "bin/node"}),
+        ("world-digest-uppercase", "bwrap.sha256 in uppercase hex: not the one form of a digest",
+         "bwrap.sha256", {"bwrap__sha256": "85" * 31 + "AB"}),
+        ("world-shared-object-dest-climbs", "a shared object's dest climbs with ..",
+         "sharedObjects[0].dest", {"node__sharedObjects": [{"dest": "/lib/../etc/x", "path": "/usr/lib/x",
+                                                            "sha256": "6b" * 32}]}),
+        ("world-limit-negative", "a ceiling's limit is negative", "ceilings.memoryBytes.limit",
+         {"ceilings__memoryBytes__limit": -1}),
+        ("world-limit-fraction", "a ceiling's limit is a fraction", "fraction",
+         {"ceilings__memoryBytes__limit": 1.5}),
+        ("world-scope-unknown", "a permission scope is neither denied nor allowed", "permissionScopes",
+         {"cell__permissionScopes": {"net": "maybe"}}),
+        ("world-node-version-word", "node.version is not a Node version", "node.version",
+         {"node__version": "latest"}),
+        ("world-observed-number-past-2-53", "an observed inode number past 2^53 (it must be a decimal string)",
+         "2^53", {"observed": {"host": {"root": {"ino": 2 ** 60}}}}),
+    ]:
+        case(name, description + " (issue 47.2: signed by the key given, it used to verify).",
+             json.dumps(envelope(world(**patch))), "STATEMENT_INVALID", contains=[contains])
     case("key-not-a-key", "The public key file holds no key.", text, "KEY_INVALID", key="not a key\n")
 
 

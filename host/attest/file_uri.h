@@ -11,4 +11,9 @@
  * part of it. false when the URI does not fit in size. */
 bool file_uri(const char *path, char *out, size_t size);
 
+/* The path a file:// URI names, when the URI is exactly what file_uri
+ * writes for a lexically normal absolute path (uppercase %XX for every byte
+ * but the unreserved ones and '/', no NUL); false otherwise. */
+bool file_uri_path(const char *uri, char *path, size_t size);
+
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "digest.h"
+#include "statement_values.h"
 #include "strict_json.h"
 
 json_t *statement_new(json_t *subjects, const char *predicate_type, json_t *predicate) {
@@ -22,52 +23,6 @@ __attribute__((format(printf, 2, 3))) static cap_code invalid(cap_error *err, co
   cap_vfail(err, CAP_E_STATEMENT_INVALID, fmt, ap);
   va_end(ap);
   return CAP_E_STATEMENT_INVALID;
-}
-
-static cap_code check_subjects(const json_t *subjects, cap_error *err) {
-  static const char *const keys[] = {"name", "digest", NULL};
-  static const char *const digest_keys[] = {"sha256", NULL};
-  if (!json_is_array(subjects) || json_array_size(subjects) == 0)
-    return invalid(err, "%s", "a statement names at least one subject");
-  size_t i;
-  json_t *s;
-  json_array_foreach(subjects, i, s) {
-    const char *name, *sha;
-    if (!sj_keys(s, keys, keys, CAP_E_STATEMENT_INVALID, "subject", err) ||
-        !sj_string(s, "name", &name, CAP_E_STATEMENT_INVALID, "subject", err) ||
-        !sj_keys(json_object_get(s, "digest"), digest_keys, digest_keys, CAP_E_STATEMENT_INVALID,
-                 "subject.digest", err) ||
-        !sj_string(json_object_get(s, "digest"), "sha256", &sha, CAP_E_STATEMENT_INVALID,
-                   "subject.digest", err))
-      return err->code;
-    if (!digest_is_sha256_hex(sha)) return invalid(err, "subject %.200s: sha256 is not 64 hex digits", name);
-  }
-  return CAP_OK;
-}
-
-/* The fields each predicate's schema requires (docs/RFC.md section 11). */
-static cap_code check_predicate(const char *type, const json_t *p, cap_error *err) {
-  static const char *const world[] = {"capsuleHost", "node", "bwrap", "cell", "nodeFlags", "cellLoaderSha256",
-                                      "seccompSha256", "ceilings", "cellWorld", "observed", NULL};
-  static const char *const vsa[] = {"verifier", "timeVerified", "resourceUri", "policy",
-                                    "inputAttestations", "verificationResult", "verifiedLevels",
-                                    "failure", NULL};
-  static const char *const vsa_required[] = {"verifier", "timeVerified", "policy",
-                                             "verificationResult", NULL};
-  bool is_world = strcmp(type, WORLD_PREDICATE_TYPE) == 0;
-  if (!sj_keys(p, is_world ? world : vsa, is_world ? world : vsa_required, CAP_E_STATEMENT_INVALID,
-               "predicate", err))
-    return err->code;
-  if (is_world) return CAP_OK;
-  /* A summary is this host's word only: another verifier's is not read as ours. */
-  const char *verifier = json_string_value(json_object_get(json_object_get(p, "verifier"), "id"));
-  if (!verifier || strcmp(verifier, VSA_VERIFIER_ID) != 0)
-    return invalid(err, "verifier.id is \"%.200s\", not " VSA_VERIFIER_ID ": a summary this host "
-                   "did not write", verifier ? verifier : "(none)");
-  const char *result = json_string_value(json_object_get(p, "verificationResult"));
-  if (!result || (strcmp(result, "PASSED") != 0 && strcmp(result, "FAILED") != 0))
-    return invalid(err, "%s", "verificationResult is PASSED or FAILED");
-  return CAP_OK;
 }
 
 cap_code statement_read(const unsigned char *payload, size_t len, json_t **statement,
@@ -89,8 +44,8 @@ cap_code statement_read(const unsigned char *payload, size_t len, json_t **state
     rc = cap_fail(err, CAP_E_PREDICATE_UNSUPPORTED,
                   "predicateType \"%.200s\" is not one this host states (" WORLD_PREDICATE_TYPE
                   ", " VSA_PREDICATE_TYPE ")", ptype);
-  if (!rc) rc = check_subjects(json_object_get(s, "subject"), err);
-  if (!rc) rc = check_predicate(ptype, json_object_get(s, "predicate"), err);
+  if (!rc) rc = statement_values_check_subjects(json_object_get(s, "subject"), err);
+  if (!rc) rc = statement_values_check_predicate(ptype, json_object_get(s, "predicate"), err);
   if (rc) json_decref(s);
   else *statement = s;
   return rc;

@@ -9,11 +9,8 @@
 #include <stddef.h>
 
 #include "cap_error.h"
+#include "statement_types.h"
 
-#define STATEMENT_TYPE "https://in-toto.io/Statement/v1"
-#define WORLD_PREDICATE_TYPE "https://dsh-capsule.dev/attestation/execution-world/v1"
-#define VSA_PREDICATE_TYPE "https://slsa.dev/verification_summary/v1"
-#define VSA_VERIFIER_ID "https://dsh-capsule.dev/capsule-host"
 
 /* {"_type", "subject", "predicateType", "predicate"} (steals both). */
 json_t *statement_new(json_t *subjects, const char *predicate_type, json_t *predicate);

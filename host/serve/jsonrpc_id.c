@@ -146,7 +146,7 @@ static char *tool_name(const json_t *msg) {
  * elsewhere in the line is no reason to lose the id), within the budget
  * the strict parse had: the recovery costs no more than the parse it
  * follows, plus the line's copy when an escape must be rewritten (C20). */
-jsonrpc_refused jsonrpc_recover(const char *line, size_t len, size_t budget_bytes) {
+jsonrpc_refused jsonrpc_id_recover_refused(const char *line, size_t len, size_t budget_bytes) {
   jsonrpc_refused r = {0};
   if (len == 0 || memchr(line, '\0', len)) return r; /* a raw NUL: not JSON */
   /* A copy only when there is something to rewrite. */
@@ -176,12 +176,12 @@ jsonrpc_refused jsonrpc_recover(const char *line, size_t len, size_t budget_byte
 }
 
 json_t *jsonrpc_id_recover(const char *line, size_t len, size_t budget_bytes) {
-  jsonrpc_refused r = jsonrpc_recover(line, len, budget_bytes);
+  jsonrpc_refused r = jsonrpc_id_recover_refused(line, len, budget_bytes);
   free(r.tool);
   return r.id;
 }
 
-void jsonrpc_refused_free(jsonrpc_refused *r) {
+void jsonrpc_id_refused_free(jsonrpc_refused *r) {
   json_decref(r->id);
   free(r->tool);
   r->id = NULL;

@@ -25,7 +25,7 @@ typedef struct {
   bool tools_call;
   char *tool;
 } jsonrpc_refused;
-jsonrpc_refused jsonrpc_recover(const char *line, size_t len, size_t budget_bytes);
-void jsonrpc_refused_free(jsonrpc_refused *r);
+jsonrpc_refused jsonrpc_id_recover_refused(const char *line, size_t len, size_t budget_bytes);
+void jsonrpc_id_refused_free(jsonrpc_refused *r);
 
 #endif

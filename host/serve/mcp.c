@@ -298,13 +298,13 @@ static void handle_message(server *s, json_t *msg) {
  * still leaves its one audit line (C19). */
 static void refuse_line(server *s, const char *line, size_t len, const sj_limits *lim,
                         const cap_error *err) {
-  jsonrpc_refused r = jsonrpc_recover(line, len, sj_parse_budget(len, lim));
+  jsonrpc_refused r = jsonrpc_id_recover_refused(line, len, sj_parse_budget(len, lim));
   if (r.tools_call) serve_log_call(r.tool ? r.tool : "?", cap_code_name(err->code), 0, "refused");
   if (r.id)
     serve_send_error(s, r.id, JSONRPC_INVALID_REQUEST, err->message, cap_code_name(err->code));
   else
     serve_send_error(s, NULL, JSONRPC_PARSE_ERROR, err->message, cap_code_name(err->code));
-  jsonrpc_refused_free(&r);
+  jsonrpc_id_refused_free(&r);
 }
 
 /* JSON's whitespace only: a blank line carries no message (as an empty one). */

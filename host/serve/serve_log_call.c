@@ -12,6 +12,7 @@
 /* A name longer than this is logged cut, with a digest of the whole, so
  * two calls whose names differ only past the cut still log two names. */
 #define NAME_KEPT_BYTES 128
+#define CUT_NAME_TAIL "...(%zuB,sha256:%.16s)" /* the whole name's length and digest */
 
 void serve_log_call(const char *tool, const char *outcome, long long since_ms, const char *how) {
   char name[NAME_KEPT_BYTES * 4 + 96]; /* every kept byte may become \xNN */
@@ -24,7 +25,7 @@ void serve_log_call(const char *tool, const char *outcome, long long since_ms, c
     char hex[SHA256_HEX_LEN + 1] = "?";
     digest_sha256_hex(tool, len, hex);
     size_t n = safe_text(name, sizeof name - 64, tool, cut);
-    snprintf(name + n, sizeof name - n, "...(%zuB,sha256:%.16s)", len, hex);
+    snprintf(name + n, sizeof name - n, CUT_NAME_TAIL, len, hex);
   }
   fprintf(stderr, "capsule-host: call %s %s in %lld ms (%s)\n", name, outcome,
           since_ms ? mono_ms() - since_ms : 0, how);
