@@ -149,7 +149,8 @@ def main():
         dt, out = timed([host, "call", "--config", str(config), "capsule_echo", "--input", '{"text":"x"}',
                          "--timings"], env=env)
         for k, v in json.loads(out)["timingsMs"]["call"].items():
-            phases[k].append(v)
+            if v is not None:  # null: a moment the cell did not report
+                phases[k].append(v)
         return dt
 
     def warm_call(i):
@@ -193,7 +194,7 @@ def main():
 
     p50 = {k: statistics.median(v) for k, v in cols.items()}
     p95 = {k: pct(v, 0.95) for k, v in cols.items()}
-    ph = {k: statistics.median(v) for k, v in phases.items()}
+    ph = {k: statistics.median(v) for k, v in phases.items() if v}  # a phase never reported is left out
 
     def row(label, k):
         return (f"| {label} | {p50[k]:.1f} | {p95[k]:.1f} | {p50[k] / p50['bare']:.2f} | "

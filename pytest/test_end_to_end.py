@@ -1,6 +1,7 @@
 """Real cells, end to end: the shipped examples, the attestation report,
 persistence, races against the host's checks, descriptor leaks and an
 unprivileged user."""
+import hashlib
 import json
 import os
 import pwd
@@ -31,13 +32,29 @@ def example_config(lab, echo_root=EXAMPLES / "echo-capsule", reader_root=EXAMPLE
 
 
 def test_examples_activate_publish_everything(lab):
-    res = lab.run("activate", "--config", example_config(lab))
+    res = lab.run("activate", "--full", "--config", example_config(lab))
     assert res.rc == 0 and res.json["ok"], res
     assert [(t["name"], t["capsuleId"]) for t in res.json["tools"]] == [
         ("capsule_echo", "example.echo"), ("capsule_read", "example.reader")]
     assert res.json["tools"][0]["inputSchema"]["required"] == ["text"]
     assert [s["id"] for s in res.json["promptSections"]] == ["capsule.echo.guidance"]
     assert lab.leftovers() == []
+
+
+def test_activate_says_what_would_be_published_on_one_screen(lab):
+    """Issue 48.6: activate printed about 290 lines (the registry and the
+    whole attestation report). By default it now says what would be
+    published, per capsule, and the attested world's digest; --full gives
+    the whole document."""
+    res = lab.run("activate", "--config", example_config(lab))
+    assert res.rc == 0 and res.json["ok"], res
+    assert res.json["tools"] == [{"name": "capsule_echo", "capsuleId": "example.echo"},
+                                 {"name": "capsule_read", "capsuleId": "example.reader"}]
+    assert res.json["promptSections"] == [{"id": "capsule.echo.guidance", "capsuleId": "example.echo"}]
+    assert re.fullmatch(r"[0-9a-f]{64}", res.json["worldSha256"]) and "attestation" not in res.json
+    assert len(res.stdout.splitlines()) <= 30, res.stdout
+    full = lab.run("activate", "--full", "--config", example_config(lab))
+    assert full.json["attestation"]["cell"]["execPath"] == "/runtime/node" and "inputSchema" in full.json["tools"][0]
 
 
 def test_echo_example_call(lab):
@@ -213,7 +230,7 @@ def test_artifact_swap_race_executes_only_verified_bytes(lab):
     seen = {}
     try:
         for _ in range(25):
-            res = lab.run("activate", "--config", config)
+            res = lab.run("activate", "--full", "--config", config)
             if res.code:
                 assert res.code == "INTEGRITY_MISMATCH", res
             else:
@@ -325,12 +342,128 @@ def test_config_defaults_are_documented_from_one_table():
         assert f"`{field}`" in readme or f'"{field}"' in readme, field
 
 
-@pytest.mark.parametrize("flag", ["--help", "-h", "help"])
-def test_help_prints_every_command_and_exits_0(flag):
-    """A newcomer's first command (issue 24.10): the usage, with each
-    command's options, on stdout, exit 0; nothing on stderr."""
-    p = subprocess.run([str(BIN / "capsule-host"), flag], capture_output=True, text=True, timeout=30)
+@pytest.mark.parametrize("argv", [[], ["--help"], ["-h"], ["help"]])
+def test_help_prints_every_command_and_exits_0(argv):
+    """A newcomer's first command (issue 24.10, 48.3): the overview, one
+    line a command, on stdout, exit 0; nothing on stderr. Bare capsule-host
+    prints it too (it printed the usage error twice and exited 2)."""
+    p = subprocess.run([str(BIN / "capsule-host"), *argv], capture_output=True, text=True, timeout=30)
     assert p.returncode == 0 and p.stderr == "", p
-    for command in ("attest", "activate --config F", "call --config F TOOL [--input JSON]", "serve --config F",
-                    "pack DIR -o FILE", "inspect FILE", "doctor", "defaults", "--version"):
-        assert command in p.stdout, command
+    for command in ("attest", "activate", "call", "serve", "pin", "pack", "inspect", "keygen", "verify",
+                    "doctor", "defaults", "version", "help"):
+        assert f"\n  {command} " in p.stdout, command
+    assert len(p.stdout.splitlines()) <= 24, p.stdout  # one screen
+
+
+COMMANDS = ["attest", "activate", "call", "serve", "pin", "pack", "inspect", "keygen", "verify", "doctor",
+            "defaults", "version", "help"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_each_command_has_its_own_help(command):
+    """Issue 48.3: `COMMAND --help`, `COMMAND -h` and `help COMMAND` print that
+    command alone (usage, options, an example), exit 0, nothing on stderr;
+    before, every one printed the whole CLI's usage twice and exited 2."""
+    outs = []
+    for argv in ([command, "--help"], [command, "-h"], ["help", command]):
+        p = subprocess.run([str(BIN / "capsule-host"), *argv], capture_output=True, text=True, timeout=30)
+        assert p.returncode == 0 and p.stderr == "", (argv, p)
+        outs.append(p.stdout)
+    assert outs[0] == outs[1] == outs[2]
+    text = outs[0]
+    assert text.startswith(f"Usage: capsule-host {command}") and "\nExample:\n  capsule-host " in text, text
+    others = [c for c in COMMANDS if c != command and f"Usage: capsule-host {c}" in text]
+    assert others == [], others
+    assert max(len(line) for line in text.splitlines()) <= 80 and len(text.splitlines()) <= 30, text
+
+
+@pytest.mark.parametrize("argv, word", [
+    (["verify", "x.json", "--key", "k.pub", "--timings"], "--timings"),
+    (["defaults", "--input", "{}"], "--input"),
+    (["pack", "dir", "-o", "x", "--full"], "--full"),
+    (["attest", "--input", "{}"], "--input"),
+    (["keygen", "--out", "k", "--out", "j"], "--out"),
+    (["call", "--config", "/c.json"], "TOOL"),
+    (["verify", "x.json"], "--key"),
+    (["frobnicate"], "frobnicate"),
+])
+def test_a_command_refuses_what_it_does_not_take_naming_it(argv, word):
+    """Issue 48.3: every command accepted --input and --timings; now an
+    option a command does not take, given twice, or a missing argument is
+    USAGE (exit 2) naming it and where the help is."""
+    p = subprocess.run([str(BIN / "capsule-host"), *argv], capture_output=True, text=True, timeout=30)
+    doc = json.loads(p.stdout)
+    assert p.returncode == 2 and doc["error"]["code"] == "USAGE", p
+    assert word in doc["error"]["message"] and "capsule-host help" in doc["error"]["message"], doc
+
+
+def test_version_is_a_command():
+    for argv in (["version"], ["--version"]):
+        p = subprocess.run([str(BIN / "capsule-host"), *argv], capture_output=True, text=True, timeout=30)
+        assert p.returncode == 0 and re.fullmatch(r"\d+\.\d+\.\d+\n", p.stdout), p
+
+
+def test_the_man_page_and_completion_come_from_the_table(tmp_path):
+    """capsule-host(1) and the bash completion are made from the command
+    table: man renders the page with every command and every error code;
+    bash loads the completion, which completes commands and a command's
+    options."""
+    man = subprocess.run([str(BIN / "capsule-host"), "help", "--man-page"], capture_output=True, text=True).stdout
+    page = tmp_path / "capsule-host.1"
+    page.write_text(man)
+    if shutil.which("man"):
+        shown = subprocess.run(["man", "-l", str(page)], capture_output=True, text=True,
+                               env={**os.environ, "MANWIDTH": "100", "PAGER": "cat", "MAN_KEEP_FORMATTING": ""})
+        assert shown.returncode == 0, shown.stderr
+        text = re.sub(r".\x08", "", shown.stdout)
+        for command in COMMANDS:
+            assert f"capsule-host" in text and f"\n       {command}" in text, command
+        assert "EXIT STATUS" in text and "WORKSPACE_ROOT_INVALID" in text and "STATEMENT_INVALID" in text
+    completion = tmp_path / "capsule-host.bash"
+    completion.write_text(subprocess.run([str(BIN / "capsule-host"), "help", "--bash-completion"],
+                                         capture_output=True, text=True).stdout)
+    script = (f"source {completion}; COMP_WORDS=(capsule-host ve); COMP_CWORD=1; _capsule_host; "
+              "echo \"${COMPREPLY[*]}\"; COMP_WORDS=(capsule-host verify --k); COMP_CWORD=2; _capsule_host; "
+              "echo \"${COMPREPLY[*]}\"")
+    got = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+    assert got.stdout.splitlines() == ["verify version", "--key"], got
+
+
+def test_paths_are_taken_as_typed(lab, tmp_path):
+    """Issue 48.1: `inspect echo.capsule.tar.gz` after `pack ... -o
+    echo.capsule.tar.gz` was BUNDLE_OPEN (not a normalised absolute
+    path). A path on the command line is made absolute against the current
+    directory once, at the boundary; ./ and .. are read as a shell would."""
+    work = tmp_path / "work"
+    (work / "sub").mkdir(parents=True)
+    run = lambda *a: subprocess.run([str(BIN / "capsule-host"), *a], cwd=work / "sub", capture_output=True,
+                                    text=True, timeout=60)
+    packed = run("pack", str(REPO / "examples" / "echo-capsule"), "-o", "../echo.capsule.tar.gz")
+    assert packed.returncode == 0, packed
+    assert json.loads(packed.stdout)["bundle"] == str(work / "echo.capsule.tar.gz")
+    for path in ("../echo.capsule.tar.gz", "./../sub/../echo.capsule.tar.gz"):
+        seen = run("inspect", path)
+        assert seen.returncode == 0 and json.loads(seen.stdout)["manifest"]["id"] == "example.echo", seen
+    made = run("keygen", "--out", "keys-gate")
+    assert made.returncode == 0 and (work / "sub" / "keys-gate.key").exists(), made
+
+
+def test_pin_writes_the_artifact_s_digest(tmp_path):
+    """Issue 48.2: after a rebuild, `capsule-host pin DIR` writes the
+    artifact's digest into capsule.json (nobody edits hashes by hand); a
+    second pin changes nothing."""
+    cap = tmp_path / "cap"
+    shutil.copytree(REPO / "examples" / "echo-capsule", cap)
+    with open(cap / "guest.mjs", "a") as f:
+        f.write("\n// rebuilt\n")
+    want = hashlib.sha256((cap / "guest.mjs").read_bytes()).hexdigest()
+    old = json.loads((cap / "capsule.json").read_text())["integrity"]["sha256"]
+    p = subprocess.run([str(BIN / "capsule-host"), "pin", str(cap)], capture_output=True, text=True)
+    doc = json.loads(p.stdout)
+    assert p.returncode == 0 and doc["sha256"] == want and doc["previousSha256"] == old and doc["changed"], p
+    manifest = json.loads((cap / "capsule.json").read_text())
+    assert manifest["integrity"]["sha256"] == want and list(manifest)[0] == "protocol"
+    again = json.loads(subprocess.run([str(BIN / "capsule-host"), "pin", str(cap)], capture_output=True,
+                                      text=True).stdout)
+    assert again["changed"] is False and sorted(p.name for p in cap.iterdir()) == [
+        "capsule.json", "guest.mjs", "source.mjs"]

@@ -325,7 +325,7 @@ def test_startup_snapshot_is_built_verified_and_used(lab):
     read-only and runs from it; one-shot commands say they built none."""
     _, _, echo = lab.capsule(guest="echo")
     config = lab.config([echo], warmCellsPerCapsule=1)
-    res = lab.run("activate", "--config", config)
+    res = lab.run("activate", "--full", "--config", config)
     assert res.json["attestation"]["startupSnapshot"]["state"] == "not built", res
     s = Serve(lab, config)
     s.initialize()

@@ -146,10 +146,13 @@ cap_code cell_finish(cell *c, cap_code rc, cap_error *err) {
   return joined ? joined : rc;
 }
 
-static long long span(long long from, long long to) { return from && to ? to - from : -1; }
+/* Milliseconds between two moments, or null when either was not seen (a
+ * cell that never reached that phase, or bwrap not saying when its sandbox
+ * was ready). */
+static json_t *span(long long from, long long to) { return from && to ? json_integer(to - from) : json_null(); }
 
 json_t *cell_timings_json(const cell *c) {
-  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "launcherMs", span(c->t_spawn, c->t_exec),
+  return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "launcherMs", span(c->t_spawn, c->t_exec),
                    "bwrapSetupMs", span(c->t_exec, c->t_sandbox), "nodeToFirstFrameMs",
                    span(c->t_sandbox, c->t_first_frame), "exchangeMs",
                    span(c->t_first_frame, c->t_exit), "joinMs", span(c->t_exit, c->t_joined),
