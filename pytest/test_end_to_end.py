@@ -467,3 +467,45 @@ def test_pin_writes_the_artifact_s_digest(tmp_path):
                                       text=True).stdout)
     assert again["changed"] is False and sorted(p.name for p in cap.iterdir()) == [
         "capsule.json", "guest.mjs", "source.mjs"]
+
+
+def test_a_newcomer_s_mistakes_get_errors_that_name_the_fix(lab, tmp_path):
+    """Issue 48.5: each mistake on the README's path is refused with its
+    code and a message that says what to do instead."""
+    key = tmp_path / "gate"
+    assert lab.run("keygen", "--out", key).rc == 0
+    config = example_config(lab)
+    out = tmp_path / "statements"
+    assert lab.run("attest", "--statement", out, "--key", f"{key}.key").rc == 0
+    # The unsigned payload given to verify.
+    res = lab.run("verify", out / "world.intoto.json", "--key", f"{key}.pub")
+    assert res.code == "ENVELOPE_INVALID" and "world.dsse.json" not in res.json["error"]["message"]
+    assert "unsigned in-toto statement" in res.json["error"]["message"] and ".dsse.json" in res.json["error"]["message"]
+    # The private key given to verify, the public one to sign.
+    res = lab.run("verify", out / "world.dsse.json", "--key", f"{key}.key")
+    assert res.code == "KEY_INVALID" and "pass the .pub" in res.json["error"]["message"], res
+    assert "PRIVATE" not in res.stdout + res.stderr
+    res = lab.run("attest", "--statement", tmp_path / "s2", "--key", f"{key}.pub")
+    assert res.code == "KEY_INVALID" and "pass the .key" in res.json["error"]["message"], res
+    # A tool that does not exist: the ones that do.
+    res = lab.run("call", "--config", config, "capsule_ecoh")
+    assert res.code == "TOOL_NOT_FOUND" and "capsule_echo, capsule_read" in res.json["error"]["message"], res
+    # A relative path in a config: what it probably meant.
+    rel = tmp_path / "rel.json"
+    rel.write_text(json.dumps({"capsules": [{"root": "./echo-capsule", "policy": {
+        "capsuleId": "example.echo", "tools": ["capsule_echo"], "promptSections": ["capsule.echo.guidance"],
+        "grants": []}}]}))
+    res = lab.run("activate", "--config", rel)
+    assert res.code == "CAPSULE_ROOT_INVALID", res
+    assert f"did you mean {tmp_path}/echo-capsule?" in res.json["error"]["message"], res
+    # A stale digest: the digest the artifact has, and the command that pins it.
+    cap = tmp_path / "echo-capsule"
+    shutil.copytree(EXAMPLES / "echo-capsule", cap)
+    with open(cap / "guest.mjs", "a") as f:
+        f.write("\n")
+    rel.write_text(rel.read_text().replace('"./echo-capsule"', json.dumps(str(cap))))
+    res = lab.run("activate", "--config", rel)
+    have = hashlib.sha256((cap / "guest.mjs").read_bytes()).hexdigest()
+    assert res.code == "INTEGRITY_MISMATCH" and have in res.json["error"]["message"], res
+    assert "capsule-host pin DIR" in res.json["error"]["message"]
+    assert lab.leftovers() == []

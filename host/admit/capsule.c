@@ -31,8 +31,8 @@ cap_code capsule_check_digest(const manifest *m, const char *artifact, size_t al
                               cap_error *err) {
   if (!digest_sha256_hex(artifact, alen, hex)) return cap_fail(err, CAP_E_INTERNAL, "sha256 failed");
   if (strcmp(hex, m->sha256) != 0)
-    return cap_fail(err, CAP_E_INTEGRITY_MISMATCH, "artifact %s has sha256 %s, manifest pins %s",
-                    m->entry, hex, m->sha256);
+    return cap_fail(err, CAP_E_INTEGRITY_MISMATCH, "artifact %s has sha256 %s, manifest pins %s (if you "
+                    "rebuilt it yourself: capsule-host pin DIR writes the new digest)", m->entry, hex, m->sha256);
   return CAP_OK;
 }
 

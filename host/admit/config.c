@@ -100,7 +100,21 @@ static cap_code parse_policy(const json_t *p, capsule_config *c, cap_error *err)
   return requests_check_list(c->grants, "policy.grants", CAP_E_CONFIG_INVALID, err);
 }
 
-static cap_code parse_capsule(const json_t *o, size_t idx, capsule_config *c, cap_error *err) {
+/* A relative path in a config is never read (what it meant would depend on
+ * where the host was started); the refusal shows what it probably meant:
+ * the path beside the config file. */
+static const char *meant(const char *value, const char *config_path, char *out, size_t size) {
+  const char *slash = strrchr(config_path, '/');
+  if (!value || value[0] == '/' || !slash) return "";
+  while (value[0] == '.' && value[1] == '/') value += 2;
+  snprintf(out, size, " (relative paths are not read here: did you mean %.*s/%s?)",
+           (int)(slash - config_path), config_path, value);
+  return out;
+}
+
+static cap_code parse_capsule(const json_t *o, size_t idx, capsule_config *c, const char *config_path,
+                              cap_error *err) {
+  char hint[4400];
   static const char *const keys[] = {"root", "manifest", "bundle", "workspaceRoot", "policy", NULL};
   static const char *const required[] = {"policy", NULL};
   char what[48];
@@ -117,23 +131,27 @@ static cap_code parse_capsule(const json_t *o, size_t idx, capsule_config *c, ca
     return cap_fail(err, CAP_E_CONFIG_INVALID,
                     "%s needs either root (and optional manifest) or bundle, not both", what);
   if (c->bundle && !so_is_plain_absolute(c->bundle))
-    return cap_fail(err, CAP_E_BUNDLE_OPEN, "%s.bundle must be a normalised absolute path", what);
+    return cap_fail(err, CAP_E_BUNDLE_OPEN, "%s.bundle must be a normalised absolute path%s", what,
+                    meant(c->bundle, config_path, hint, sizeof hint));
   if (c->root && !so_is_plain_absolute(c->root))
-    return cap_fail(err, CAP_E_CAPSULE_ROOT_INVALID,
-                    "%s.root must be a normalised absolute path", what);
+    return cap_fail(err, CAP_E_CAPSULE_ROOT_INVALID, "%s.root must be a normalised absolute path%s", what,
+                    meant(c->root, config_path, hint, sizeof hint));
   if (!so_is_plain_relative(c->manifest))
     return cap_fail(err, CAP_E_MANIFEST_OPEN,
                     "%s.manifest must be a plain relative path inside root", what);
   /* "/" is a legal (if unwise) root; the staging-overlap check refuses it. */
   if (c->workspace_root && strcmp(c->workspace_root, "/") != 0 &&
       !so_is_plain_absolute(c->workspace_root))
-    return cap_fail(err, CAP_E_WORKSPACE_ROOT_INVALID,
-                    "%s.workspaceRoot must be a normalised absolute path", what);
+    return cap_fail(err, CAP_E_WORKSPACE_ROOT_INVALID, "%s.workspaceRoot must be a normalised absolute path%s",
+                    what, meant(c->workspace_root, config_path, hint, sizeof hint));
   return parse_policy(json_object_get(o, "policy"), c, err);
 }
 
-cap_code config_parse(const char *text, size_t len, host_config *cfg, cap_error *err) {
+/* The config from text; path is the file it came from ("" for none), which
+ * a refusal of a relative path uses to say what it probably meant. */
+static cap_code parse_config(const char *text, size_t len, const char *path, host_config *cfg, cap_error *err) {
   config_defaults(cfg);
+  snprintf(cfg->path, sizeof cfg->path, "%s", path);
   sj_limits lim = {.max_depth = 16, .max_nodes = 200000};
   json_t *root = sj_parse_as(text, len, &lim, CAP_E_CONFIG_INVALID, "config", err);
   if (!root) return err->code;
@@ -167,9 +185,13 @@ cap_code config_parse(const char *text, size_t len, host_config *cfg, cap_error 
   cfg->capsules = calloc(cfg->capsule_count ? cfg->capsule_count : 1, sizeof *cfg->capsules);
   if (!cfg->capsules) return cap_fail(err, CAP_E_INTERNAL, "out of memory");
   size_t i;
-  json_array_foreach(caps, i, v) if (parse_capsule(v, i, &cfg->capsules[i], err) != CAP_OK)
+  json_array_foreach(caps, i, v) if (parse_capsule(v, i, &cfg->capsules[i], cfg->path, err) != CAP_OK)
       return err->code;
   return CAP_OK;
+}
+
+cap_code config_parse(const char *text, size_t len, host_config *cfg, cap_error *err) {
+  return parse_config(text, len, "", cfg, err);
 }
 
 cap_code config_load(const char *path, host_config *cfg, cap_error *err) {
@@ -184,10 +206,9 @@ cap_code config_load(const char *path, host_config *cfg, cap_error *err) {
   if (rc != SO_READ_OK)
     return cap_fail(err, CAP_E_CONFIG_READ, "cannot read config %s: %s", path,
                     rc == SO_READ_TOO_LARGE ? "larger than 4 MiB" : strerror(errno));
-  cap_code rc2 = config_parse(text, len, cfg, err);
   /* What an attestation names the policy by: its path and these bytes. */
   char *abs = realpath(path, NULL);
-  snprintf(cfg->path, sizeof cfg->path, "%s", abs ? abs : path);
+  cap_code rc2 = parse_config(text, len, abs ? abs : path, cfg, err);
   free(abs);
   digest_sha256_hex(text, len, cfg->sha256);
   free(text);

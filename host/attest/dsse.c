@@ -191,6 +191,13 @@ cap_code dsse_parse(const char *text, size_t len, dsse_parsed *out, cap_error *e
   sj_limits lim = {16, 4096};
   json_t *v = sj_parse_as(text, len, &lim, CAP_E_ENVELOPE_INVALID, "envelope", err);
   if (!v) return err->code;
+  /* The unsigned payload written beside the envelopes, given by mistake. */
+  if (json_object_get(v, "_type") && json_object_get(v, "predicateType")) {
+    json_decref(v);
+    return cap_fail(err, CAP_E_ENVELOPE_INVALID, "this is an unsigned in-toto statement (NAME.intoto.json, the "
+                    "payload), not a signed one: pass NAME.dsse.json or NAME.sigstore.json beside it "
+                    "(written when --statement had a key)");
+  }
   cap_code rc = json_object_get(v, "mediaType") ? read_bundle(v, out, err) : read_envelope(v, out, err);
   json_decref(v);
   if (rc) dsse_parsed_free(out);

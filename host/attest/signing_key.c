@@ -165,16 +165,29 @@ static cap_code read_key_file(const char *path, bool private_key, char **text, c
   struct stat st;
   int fd = so_open_regular(AT_FDCWD, path, &st);
   if (fd < 0) return cap_fail(err, CAP_E_KEY_INVALID, "key %s: %s", path, fd == SO_NOT_REGULAR ? "not a regular file" : so_open_errno_text(errno));
-  if (private_key && (st.st_mode & 077)) {
-    close(fd);
-    return cap_fail(err, CAP_E_KEY_INVALID, "private key %s is readable by others (mode %o): chmod 600 it",
-                    path, (unsigned)(st.st_mode & 0777));
-  }
   size_t len;
   so_read_result r = so_read_bounded(fd, KEY_MAX_BYTES, text, &len);
   close(fd);
   if (r != SO_READ_OK) return cap_fail(err, CAP_E_KEY_INVALID, "key %s cannot be read (at most %d bytes)", path, KEY_MAX_BYTES);
-  return CAP_OK;
+  /* The common mix-up first: the other half of the pair, named as it is. */
+  bool holds_private = strstr(*text, "PRIVATE KEY-----") != NULL;
+  bool holds_public = !holds_private && strstr(*text, "-----BEGIN PUBLIC KEY-----") != NULL;
+  cap_code rc = CAP_OK;
+  if (!private_key && holds_private)
+    rc = cap_fail(err, CAP_E_KEY_INVALID, "%s holds a private key; verify takes the public key: pass the "
+                  ".pub beside it (keygen --out PREFIX wrote PREFIX.pub)", path);
+  else if (private_key && holds_public)
+    rc = cap_fail(err, CAP_E_KEY_INVALID, "%s holds a public key; --key signs, so it takes the private key: "
+                  "pass the .key beside it (keygen --out PREFIX wrote PREFIX.key, 0600)", path);
+  else if (private_key && (st.st_mode & 077))
+    rc = cap_fail(err, CAP_E_KEY_INVALID, "private key %s is readable by others (mode %o): chmod 600 it",
+                  path, (unsigned)(st.st_mode & 0777));
+  if (rc || (!private_key && holds_private)) {
+    OPENSSL_cleanse(*text, strlen(*text)); /* a private key read by mistake is not kept */
+    free(*text);
+    *text = NULL;
+  }
+  return rc;
 }
 
 /* OpenSSL's default for an encrypted key is to prompt on the controlling

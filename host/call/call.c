@@ -34,7 +34,19 @@ const json_t *call_find_tool(const host *h, const char *name, loaded_capsule **c
 static cap_code check_call(const host *h, const char *tool, const json_t *input,
                            loaded_capsule **cap, cap_error *err) {
   const json_t *desc = call_find_tool(h, tool, cap);
-  if (!desc) return cap_fail(err, CAP_E_TOOL_NOT_FOUND, "no published tool is named \"%s\"", tool);
+  if (!desc) {
+    char names[400] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < h->cap_count && used < sizeof names; i++) {
+      size_t k;
+      json_t *t;
+      json_array_foreach(json_object_get(h->caps[i].descriptor, "tools"), k, t)
+          if (used < sizeof names) used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                                            used ? ", " : "", json_string_value(json_object_get(t, "name")));
+    }
+    return cap_fail(err, CAP_E_TOOL_NOT_FOUND, "no published tool is named \"%.200s\"; the published tools: %s",
+                    tool, used ? names : "none");
+  }
   sj_limits jl = {(size_t)h->cfg.limits.max_json_depth, (size_t)h->cfg.limits.max_json_nodes};
   if (!sj_within(input, &jl))
     return cap_fail(err, CAP_E_JSON_LIMIT, "tool input exceeds maxJsonDepth/maxJsonNodes");
