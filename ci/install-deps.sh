@@ -17,8 +17,10 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # Progress shown: on a fresh machine this is minutes of downloads.
+  echo "install-deps: apt-get installs ${#missing[@]} packages: ${missing[*]}"
+  $SUDO apt-get update
+  $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 # clang's sanitizer and libFuzzer runtime is only a Recommends of clang (and
 # so never installed above): named by clang's major version (Debian 12:
@@ -53,5 +55,10 @@ fi
 if ! command -v npm >/dev/null 2>&1; then
   echo "install-deps: node $(node --version) has no npm beside it; install npm for it (the tests install their pinned peers with npm)" >&2
   exit 1
+fi
+node_major=$(node --version | sed 's/^v\([0-9]*\).*/\1/')
+if [ "$node_major" -le 20 ]; then
+  echo "install-deps: warning: node $(node --version) is Node 20, past its end of life (2026-04-30):" \
+       "it still runs cells, but use 24 or 26 (capsule-host doctor says the same)" >&2
 fi
 echo "install-deps: ok (bwrap $(bwrap --version | cut -d' ' -f2), node $(node --version) at $(command -v node), npm $(npm --version))"

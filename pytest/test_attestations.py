@@ -108,8 +108,10 @@ def test_signed_statements_verify_with_ours_and_with_sigstores(lab, sigstore, al
     assert vsa["predicate"]["inputAttestations"] == [{"uri": f"file://{out.resolve()}/world.intoto.json",
                                                       "digest": {"sha256": world_digest}}]
     assert vsa["predicate"]["verifiedLevels"] == ["DSH_CAPSULE_ADMITTED_V1"]
+    canonical = json.dumps(json.loads(config.read_text()), sort_keys=True, separators=(",", ":"),
+                           ensure_ascii=False)  # RFC 8785 for a config's ASCII keys and integers
     assert vsa["predicate"]["policy"]["digest"]["sha256"] == __import__("hashlib").sha256(
-        config.read_bytes()).hexdigest()
+        canonical.encode()).hexdigest()
     for f in sorted(out.glob("*.dsse.json")) + sorted(out.glob("*.sigstore.json")):
         ours = lab.run("verify", f, "--key", pub, "--config", config)
         assert ours.rc == 0 and ours.json["verified"], (f.name, ours)
@@ -341,6 +343,45 @@ def test_a_bundle_whose_key_has_no_hint_verifies_with_ours_and_with_sigstores(la
     assert ours.rc == 0 and ours.json["verified"] is True, ours
     assert sigstore(f, other_pub)["ok"] is False
     assert lab.run("verify", f, "--key", other_pub).json["error"]["code"] == "SIGNATURE_INVALID"
+
+
+def test_a_summary_holds_for_its_policy_however_the_config_is_formatted(lab, sigstore):
+    """Issue 48.7: verify --config compared the config file's bytes, so
+    reformatting a config broke every summary written under it. The digest
+    is now of the policy's RFC 8785 canonical form; a summary that names
+    the bytes' digest (written before) still verifies against those bytes;
+    a changed policy is still POLICY_DRIFT."""
+    key, pub, _ = keygen(lab)
+    _, _, entry = lab.capsule(guest="echo")
+    config = lab.config([entry])
+    res, out = attest(lab, config, key)
+    assert res.rc == 0, res
+    summary = next(out.glob("vsa-*.dsse.json"))
+    doc = json.loads(config.read_text())
+    config.write_text(json.dumps(dict(reversed(list(doc.items()))), indent=7) + "\n\n")
+    ok = lab.run("verify", summary, "--key", pub, "--config", config)
+    assert ok.rc == 0 and ok.json["verified"], ok
+    # A summary written before (its policy digest the file's bytes'),
+    # signed again here with the same key: it verifies against those bytes.
+    import base64
+    import hashlib
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+    env = json.loads(summary.read_text())
+    statement = json.loads(base64.b64decode(env["payload"]))
+    statement["predicate"]["policy"]["digest"]["sha256"] = hashlib.sha256(config.read_bytes()).hexdigest()
+    payload = json.dumps(statement, sort_keys=True, separators=(",", ":")).encode()
+    ptype = env["payloadType"].encode()
+    pae = b"DSSEv1 %d %s %d %s" % (len(ptype), ptype, len(payload), payload)
+    sig = load_pem_private_key(key.read_bytes(), None).sign(pae)
+    older = lab.tmp / "older.dsse.json"
+    older.write_text(json.dumps(dict(env, payload=base64.b64encode(payload).decode(),
+                                     signatures=[dict(env["signatures"][0], sig=base64.b64encode(sig).decode())])))
+    again = lab.run("verify", older, "--key", pub, "--config", config)
+    assert again.rc == 0 and again.json["verified"], again
+    doc["maxDescriptionBytes"] = 4000
+    config.write_text(json.dumps(doc))
+    assert lab.run("verify", summary, "--key", pub, "--config", config).code == "POLICY_DRIFT"
+    assert lab.run("verify", older, "--key", pub, "--config", config).code == "POLICY_DRIFT"
 
 
 def test_unsigned_statements_say_so(lab):

@@ -9,6 +9,7 @@
 
 #include "launch_contract.h"
 #include "requests.h"
+#include "canonical_json.h"
 #include "digest.h"
 #include "safe_open.h"
 #include "strict_json.h"
@@ -210,8 +211,13 @@ cap_code config_load(const char *path, host_config *cfg, cap_error *err) {
   char *abs = realpath(path, NULL);
   cap_code rc2 = parse_config(text, len, abs ? abs : path, cfg, err);
   free(abs);
-  digest_sha256_hex(text, len, cfg->sha256);
+  digest_sha256_hex(text, len, cfg->bytes_sha256);
   free(text);
+  /* A policy's digest survives reformatting: that of its canonical form. */
+  char *canonical = rc2 ? NULL : canonical_json(cfg->json);
+  if (canonical) digest_sha256_hex(canonical, strlen(canonical), cfg->sha256);
+  else if (!rc2) rc2 = cap_fail(err, CAP_E_CONFIG_INVALID, "config %s has no canonical form (a fraction?)", path);
+  free(canonical);
   return rc2;
 }
 

@@ -36,7 +36,8 @@ typedef struct host_limits {
 typedef struct {
   json_t *json; /* owns all strings */
   char path[4096];  /* the file it came from; "" for defaults */
-  char sha256[65];  /* of its bytes; "" for defaults */
+  char sha256[65];  /* of its RFC 8785 canonical form: what summaries name it by; "" for defaults */
+  char bytes_sha256[65]; /* of its bytes: what summaries named it by before (still verified) */
   const char *bubblewrap_command;
   host_limits limits;
   capsule_config *capsules;

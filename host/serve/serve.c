@@ -293,9 +293,10 @@ int serve_run(host *h) {
   serve_log_open(); /* before the first line: an unread stderr never stalls the loop */
   prctl(PR_SET_CHILD_SUBREAPER, 1); /* join_orphans */
   start_snapshot_job(&s);
-  fprintf(stderr, "capsule-host: serving %zu tools and %zu prompt sections\n",
-          json_array_size(json_object_get(s.registry, "tools")),
-          json_array_size(json_object_get(s.registry, "promptSections")));
+  size_t tools = json_array_size(json_object_get(s.registry, "tools")),
+         sections = json_array_size(json_object_get(s.registry, "promptSections"));
+  fprintf(stderr, "capsule-host: serving %zu tool%s and %zu prompt section%s\n", tools, tools == 1 ? "" : "s",
+          sections, sections == 1 ? "" : "s");
   for (;;) {
     serve_flush(&s);
     if (s.out_len == 0) s.out_progress_ms = mono_ms();
