@@ -8,6 +8,8 @@
 #   make fuzz-smoke    every fuzz harness for FUZZ_SECONDS (30) under ASan/UBSan
 #   make fuzz CAMPAIGN=manifest / make fuzz-report   AFL++ campaign and its report
 #   make worlds        the suite on Node 20/22/24/26, as an ordinary user, on fresh Debian 12 and 13, with no Node
+#   make install [PREFIX=/usr/local] [DESTDIR=]   capsule-host on PATH, its helpers in libexec, man page,
+#                      bash completion, docs; make uninstall removes exactly what install wrote
 
 CC ?= cc
 BUILD ?= build
@@ -50,24 +52,31 @@ LAUNCHER_LIB := $(BUILD)/libcapsule-launcher.a
 CAPSULE_LIBS := $(HOST_LIB) $(LAUNCHER_LIB) $(COMMON_LIB)
 BIN := $(BUILD)/bin
 GEN_PROBE := $(BUILD)/gen/cell_loader_cjs.h
+GEN_SDK := $(BUILD)/gen/scaffold_guest_sdk_mjs.h
 
 # C unit tests (cmocka) of the pure boundary code: launch document and
 # bwrap argv, path and name rules, frame codec, inputSchema subset.
 UNIT_SRC := $(wildcard unit/test_*.c)
 UNIT_BIN := $(patsubst unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
 
+.PHONY: install uninstall man
 .PHONY: all libs deps test test-dsh unit worlds examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report bench soak
 all: $(BIN)/capsule-host $(BIN)/capsule-launcher $(BIN)/capsule-probe
 
 libs: $(CAPSULE_LIBS)
 
-$(BUILD)/obj/%.o: %.c $(HEADERS) $(GEN_PROBE)
+$(BUILD)/obj/%.o: %.c $(HEADERS) $(GEN_PROBE) $(GEN_SDK)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(GEN_PROBE): host/cell/cell-loader.cjs
 	@mkdir -p $(dir $@)
 	cd host/cell && xxd -i -n cell_loader_cjs cell-loader.cjs > $(abspath $@)
+
+# The guest SDK, which capsule-host new writes into a new capsule's guest.
+$(GEN_SDK): guest/index.mjs
+	@mkdir -p $(dir $@)
+	cd guest && xxd -i -n scaffold_guest_sdk_mjs index.mjs > $(abspath $@)
 
 $(COMMON_LIB): $(call obj,$(COMMON_SRC))
 	@mkdir -p $(dir $@)
@@ -162,6 +171,46 @@ examples:
 
 verify-examples:
 	./examples/verify.sh
+
+# GNU install conventions. The host finds its helpers beside itself (a
+# build tree) or in ../libexec/dsh-capsule (here); the man page and the
+# completion are made from the command table by the built host.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec
+MANDIR ?= $(PREFIX)/share/man
+DATAROOTDIR ?= $(PREFIX)/share
+DOCDIR ?= $(DATAROOTDIR)/doc/dsh-capsule
+COMPLETIONDIR ?= $(DATAROOTDIR)/bash-completion/completions
+INSTALL ?= install
+MAN_PAGE := $(BUILD)/share/capsule-host.1
+COMPLETION := $(BUILD)/share/capsule-host.bash
+DOCS := README.md docs/ERRORS.md docs/THREAT_MODEL.md docs/RFC.md
+INSTALLED := $(BINDIR)/capsule-host $(LIBEXECDIR)/dsh-capsule/capsule-launcher \
+  $(LIBEXECDIR)/dsh-capsule/capsule-probe $(MANDIR)/man1/capsule-host.1 $(COMPLETIONDIR)/capsule-host \
+  $(addprefix $(DOCDIR)/,$(notdir $(DOCS)))
+
+man: $(MAN_PAGE) $(COMPLETION)
+$(MAN_PAGE): $(BIN)/capsule-host
+	@mkdir -p $(dir $@)
+	$(BIN)/capsule-host help --man-page > $@
+$(COMPLETION): $(BIN)/capsule-host
+	@mkdir -p $(dir $@)
+	$(BIN)/capsule-host help --bash-completion > $@
+
+install: all man
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR)/dsh-capsule $(DESTDIR)$(MANDIR)/man1 \
+	  $(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(DOCDIR)
+	$(INSTALL) -m 755 $(BIN)/capsule-host $(DESTDIR)$(BINDIR)/capsule-host
+	$(INSTALL) -m 755 $(BIN)/capsule-launcher $(BIN)/capsule-probe $(DESTDIR)$(LIBEXECDIR)/dsh-capsule/
+	$(INSTALL) -m 644 $(MAN_PAGE) $(DESTDIR)$(MANDIR)/man1/capsule-host.1
+	$(INSTALL) -m 644 $(COMPLETION) $(DESTDIR)$(COMPLETIONDIR)/capsule-host
+	$(INSTALL) -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+
+# Exactly what install wrote; then the folders it made, only if now empty.
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(LIBEXECDIR)/dsh-capsule $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 clean:
 	rm -rf build

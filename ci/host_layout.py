@@ -132,7 +132,7 @@ def depth(nodes, edges):
 # verify sit on top.
 LAYER_ORDER = ["admit", "cell", "attest", "activation", "call", "serve", "top"]
 LOOSE_LAYERS = {"host/host": "activation", "host/host_state": "admit", "host/main": "top",
-                "host/verify": "top"}
+                "host/verify": "top", "host/cli": "top", "host/cli_help": "top", "host/scaffold": "top"}
 
 
 def layer_of(module):

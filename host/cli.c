@@ -57,6 +57,13 @@ const cli_command cli_commands[CLI_COMMAND_COUNT] = {
      "Protocol on stdin and stdout (one JSON-RPC message a line), each call in a fresh or warm "
      "cell; one audit line per tools/call on stderr.",
      "capsule-host serve --config capsules.json"},
+    {CLI_NEW, "new", "DIR", false, true, {CLI_OPT_HELP, END}, 0,
+     "write a new capsule in DIR that activates as it is",
+     "Writes a capsule to start from into DIR (new, or empty): a one-tool guest (src/guest.mjs, "
+     "written against the dsh-capsule-guest SDK, and guest.mjs, the SDK and it built into one file), "
+     "capsule.json pinned to it, capsules.json (a config that admits it) and package.json, whose "
+     "build script (npm run build) rebuilds the guest with esbuild and pins it again.",
+     "capsule-host new my-capsule"},
     {CLI_PIN, "pin", "DIR", false, true, {CLI_OPT_HELP, END}, 0,
      "pin DIR/capsule.json to the artifact as it is now (after a rebuild)",
      "Hashes the artifact DIR/capsule.json names as its entry and writes that SHA-256 into its "

@@ -40,6 +40,7 @@ typedef enum {
   CLI_ACTIVATE,
   CLI_CALL,
   CLI_SERVE,
+  CLI_NEW,
   CLI_PIN,
   CLI_PACK,
   CLI_INSPECT,

@@ -16,20 +16,27 @@
 #include "host.h"
 #include "admit/capsule.h"
 
-/* Trusted helpers live beside the host binary, never on PATH. */
+/* Trusted helpers live beside the host binary (a build tree) or in
+ * ../libexec/dsh-capsule from it (an installed host: make install, the
+ * Debian package), never on PATH; both found from the binary's own path. */
+static bool helpers_in(host *h, const char *dir) {
+  snprintf(h->launcher, sizeof h->launcher, "%s/capsule-launcher", dir);
+  snprintf(h->probe, sizeof h->probe, "%s/capsule-probe", dir);
+  return access(h->launcher, X_OK) == 0 && access(h->probe, X_OK) == 0;
+}
+
 static cap_code find_helpers(host *h, cap_error *err) {
-  char self[PATH_MAX];
+  char self[PATH_MAX], installed[PATH_MAX + 32], resolved[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) return cap_fail(err, CAP_E_INTERNAL, "cannot resolve /proc/self/exe");
   self[n] = '\0';
-  char *slash = strrchr(self, '/');
-  *slash = '\0';
-  snprintf(h->launcher, sizeof h->launcher, "%s/capsule-launcher", self);
-  snprintf(h->probe, sizeof h->probe, "%s/capsule-probe", self);
-  if (access(h->launcher, X_OK) != 0 || access(h->probe, X_OK) != 0)
-    return cap_fail(err, CAP_E_LAUNCH_FAILED, "capsule-launcher or capsule-probe missing beside %s",
-                    self);
-  return CAP_OK;
+  *strrchr(self, '/') = '\0';
+  if (helpers_in(h, self)) return CAP_OK;
+  snprintf(installed, sizeof installed, "%s/../libexec/dsh-capsule", self);
+  /* Normal, as every path a launch document names must be. */
+  if (realpath(installed, resolved) && helpers_in(h, resolved)) return CAP_OK;
+  return cap_fail(err, CAP_E_LAUNCH_FAILED, "capsule-launcher or capsule-probe missing beside %s and in %s "
+                  "(reinstall: make install, or the dsh-capsule package)", self, installed);
 }
 
 cap_code host_open(host *h, const char *config_path, cap_error *err) {

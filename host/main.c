@@ -20,6 +20,7 @@
 #include "cli_help.h"
 #include "digest.h"
 #include "host.h"
+#include "scaffold.h"
 #include "verify.h"
 #include "serve/serve.h"
 #include "std_fds.h"
@@ -111,6 +112,13 @@ static int keygen_command(const cli_args *a) {
   json_t *report = NULL;
   if (signing_key_generate(a->value[CLI_OPT_OUT_PREFIX], ed ? KEY_ED25519 : KEY_ECDSA_P256, &report, &err))
     return fail(&err);
+  return print_ok(report);
+}
+
+static int new_command(const cli_args *a) {
+  cap_error err = {0};
+  json_t *report = NULL;
+  if (scaffold_write(a->positional, &report, &err)) return fail(&err);
   return print_ok(report);
 }
 
@@ -238,6 +246,7 @@ static int run(const cli_command *c, const cli_args *a) {
   case CLI_INSPECT:
   case CLI_PIN: return capsule_file_command(c, a);
   case CLI_KEYGEN: return keygen_command(a);
+  case CLI_NEW: return new_command(a);
   case CLI_VERIFY: return verify_command(a);
   case CLI_DEFAULTS: return print_ok(config_table_json()); /* fields, defaults, bounds */
   case CLI_VERSION: puts(CAPSULE_VERSION); return 0;

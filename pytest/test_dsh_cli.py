@@ -55,7 +55,7 @@ def snapshot_repository(dest):
 def readme_override(package):
     """The README's profile override, with its example root pointed at the
     installed package's example capsule."""
-    install = (REPO / "README.md").read_text().split("## Install in DeepSeek Harness", 1)[1]
+    install = (REPO / "docs" / "DSH.md").read_text()
     block = install.split("```yaml\n", 1)[1].split("```", 1)[0]
     return block.replace("/absolute/path/to/dsh-capsule", str(package))
 

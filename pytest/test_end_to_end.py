@@ -322,17 +322,16 @@ def test_every_code_has_a_corpus_case():
 
 
 def test_config_defaults_are_documented_from_one_table():
-    """README's defaults, README's DSH override and the bundle row all equal
-    config.c's table (`capsule-host defaults`), field for field."""
+    """docs/CONFIG.md's defaults, docs/DSH.md's override and the bundle row
+    all equal config.c's table (`capsule-host defaults`), field for field."""
     import yaml
     from capsule_lab import LIMIT_DEFAULTS
     assert LIMIT_DEFAULTS and LIMIT_DEFAULTS["maxOldSpaceSizeMb"] == 128
-    readme = (REPO / "README.md").read_text()
-    config_section = readme.split("## Configuration", 1)[1]
-    documented = json.loads(config_section.split("```json\n", 1)[1].split("```", 1)[0])
+    readme = (REPO / "docs" / "CONFIG.md").read_text()
+    documented = json.loads(readme.split("```json\n", 1)[1].split("```", 1)[0])
     assert documented.pop("capsules") == []
     assert documented == LIMIT_DEFAULTS
-    install = readme.split("## Install in DeepSeek Harness", 1)[1]
+    install = (REPO / "docs" / "DSH.md").read_text()
     override = yaml.safe_load(install.split("```yaml\n", 1)[1].split("```", 1)[0])[0]["config"]
     override.pop("capsules")
     assert override == LIMIT_DEFAULTS

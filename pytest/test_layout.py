@@ -28,7 +28,8 @@ def test_host_is_in_folders_by_layer():
     folders = sorted(p.name for p in (REPO / "host").iterdir() if p.is_dir())
     assert folders == sorted(LAYERS)
     loose = sorted(p.name for p in (REPO / "host").iterdir() if p.is_file())
-    assert loose == ["host.c", "host.h", "host_state.h", "main.c", "verify.c", "verify.h"], loose
+    assert loose == ["cli.c", "cli.h", "cli_help.c", "cli_help.h", "host.c", "host.h", "host_state.h", "main.c",
+                     "scaffold.c", "scaffold.h", "verify.c", "verify.h"], loose
 
 
 def test_no_two_host_files_include_or_call_each_other_in_a_circle():
@@ -93,7 +94,7 @@ def test_every_boundary_module_has_its_unit_test_file():
 
 
 def test_readme_and_threat_model_name_the_layers():
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "HACKING.md").read_text()
     for layer in LAYERS:
         assert f"| `host/{layer}/` |" in readme, layer
     threat = (REPO / "docs" / "THREAT_MODEL.md").read_text()

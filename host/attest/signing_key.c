@@ -124,6 +124,14 @@ static cap_code check_prefix(const char *prefix, cap_error *err) {
   if (lstat(prefix, &st) == 0 && S_ISDIR(st.st_mode))
     return cap_fail(err, CAP_E_USAGE, "keygen --out %s is a directory: pass a prefix inside it such "
                     "as %s/gate, which writes %s/gate.key and %s/gate.pub", prefix, prefix, prefix, prefix);
+  /* keys/gate with no keys/ yet: the folder is made, private (one level). */
+  if (slash && slash != prefix) {
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%.*s", (int)(slash - prefix), prefix);
+    if (mkdir(parent, 0700) != 0 && errno != EEXIST)
+      return cap_fail(err, CAP_E_KEY_INVALID, "keygen --out %s: %s cannot be made: %s", prefix, parent,
+                      strerror(errno));
+  }
   return CAP_OK;
 }
 
