@@ -312,3 +312,20 @@ def test_ci_as_written_covers_what_issue_25_found():
     assert cflite["jobs"]["PR"]["timeout-minutes"] > 0
     assert "base-builder:v1" in (REPO / ".clusterfuzzlite" / "Dockerfile").read_text()
     assert "ci/action@main" not in (REPO / "README.md").read_text()
+
+
+def test_continuous_fuzzing_runs_on_a_schedule_with_the_least_permissions():
+    """Issue 50: beside PR fuzzing, ClusterFuzzLite batch fuzzing (both
+    sanitizers), corpus pruning and coverage run on a cron, pinned like every
+    action, with read-only contents and the one read their corpus needs."""
+    modes = {}
+    for name in ("cflite_batch.yml", "cflite_cron.yml"):
+        wf = yaml.safe_load((REPO / ".github" / "workflows" / name).read_text())
+        assert "schedule" in wf[True] and "workflow_dispatch" in wf[True], name
+        assert wf["permissions"] == {"contents": "read", "actions": "read"}, name
+        for job in wf["jobs"].values():
+            assert job["timeout-minutes"] > 0 and "permissions" not in job
+            run = [st for st in job["steps"] if "run_fuzzers@" in st.get("uses", "")][0]["with"]
+            sanitizers = job.get("strategy", {}).get("matrix", {}).get("sanitizer") or [run.get("sanitizer", "address")]
+            modes.setdefault(run["mode"], set()).update(sanitizers)
+    assert modes == {"batch": {"address", "undefined"}, "prune": {"address"}, "coverage": {"coverage"}}, modes
