@@ -307,7 +307,17 @@ bundles = [tar_gz([("capsule.json", m, None), ("guest.mjs", g, None)]),
            tar_gz([("guest.mjs", g, None)]),
            tar_gz([("capsule.json", b" " * 8193, None)]),
            tar_gz([("capsule.json", m, None), ("guest.mjs", g, None)])[:-30],
-           gzip.compress(b"", mtime=0)]
+           gzip.compress(b"", mtime=0),
+           # The gzip layer's own refusals (bundle_gunzip.c): a second
+           # member, bytes after the stream, a bomb past the inflate bound,
+           # data after the tar archive's end blocks.
+           tar_gz([("capsule.json", m, None), ("guest.mjs", g, None)]) + gzip.compress(b"", mtime=0),
+           tar_gz([("capsule.json", m, None), ("guest.mjs", g, None)]) + b"junk",
+           # (after a whole bundle: what follows its tar is read by the drain)
+           gzip.compress(tar_bytes([("capsule.json", m, None), ("guest.mjs", g, None)]) + b"\0" * (1280 * 1024),
+                         mtime=0),
+           gzip.compress(tar_bytes([("capsule.json", m, None), ("guest.mjs", g, None)]) + b"\0" * 200000 +
+                         b"\x01" + b"\0" * 511, mtime=0)]
 write("bundle", bundles)
 # The admission's own refusals beyond the reader's: another id, changed
 # bytes, a manifest that does not parse, an entry the bundle does not hold.
@@ -315,7 +325,15 @@ write("bundle_admission", bundles + [tar_gz([("capsule.json", m.replace(b"exampl
                                               ("guest.mjs", g, None)]),
                                      tar_gz([("capsule.json", m, None), ("guest.mjs", g + b" ", None)]),
                                      tar_gz([("capsule.json", b"{", None), ("guest.mjs", g, None)]),
-                                     tar_gz([("capsule.json", m, None), ("other.mjs", g, None)])])
+                                     tar_gz([("capsule.json", m, None), ("other.mjs", g, None)])] +
+      # The policy's refusals (the harness's policy: the echo example's, and
+      # a grant of reference/context.txt): a tool or section it does not
+      # allow, a request with an identical grant, and one without.
+      [tar_gz([("capsule.json", json.dumps(dict(json.loads(m), **patch)).encode(), None), ("guest.mjs", g, None)])
+       for patch in ({"contributes": {"tools": ["capsule_other"], "promptSections": []}},
+                     {"contributes": {"tools": ["capsule_echo"], "promptSections": ["other.section"]}},
+                     {"requests": [{"kind": "workspace-read", "path": "reference/context.txt"}]},
+                     {"requests": [{"kind": "workspace-read", "path": "reference/other.txt"}]})])
 
 # MCP sessions for fuzz_mcp: newline-separated JSON-RPC, both eras.
 MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -370,7 +388,9 @@ write("cell_reports", ['{\n    "child-pid": 4242,\n    "cgroup-namespace": 40265
                        '{"code":"NOT_A_CODE","message":"x"}', '{"child-pid": 1}', "{}"])
 
 write("node_version", ["v20.11.0\n", "v20.10.9", "v22.13.0", "v22.14.1", "v23.5.0", "v23.7.0", "v24.22.3",
-                       "v20.20.2", "v2147483647.0.0", "v-1.2.3", "20.11.0"])
+                       "v20.20.2", "v2147483647.0.0", "v-1.2.3", "20.11.0",
+                       # every line the end-of-life table names, and one it does not
+                       "v21.7.3", "v25.1.0", "v26.12.1", "v18.19.1", "v27.0.0"])
 
 # The harness's limits (manifest 4096, artifact 12288) and one byte past each.
 write("bundle_roundtrip", [bytes([len(m) >> 8, len(m) & 0xff, 0]) + m + g,

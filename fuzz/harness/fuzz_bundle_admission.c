@@ -2,7 +2,9 @@
  * archive, then its manifest, then the deployment policy, then the entry's
  * name and pinned digest, as activation runs it on a bundle path. The
  * input is written to a private regular file first (the admission opens
- * its path without following links). The policy is the echo example's. */
+ * its path without following links). The policy is the echo example's,
+ * with one grant (reference/context.txt), so that a request with an
+ * identical grant and one without are both reached. */
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     policy.capsule_id = "example.echo";
     policy.tools = json_pack("[s]", "capsule_echo");
     policy.prompt_sections = json_pack("[s]", "capsule.echo.guidance");
-    policy.grants = json_array();
+    policy.grants = json_pack("[{s:s,s:s}]", "kind", "workspace-read", "path", "reference/context.txt");
   }
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return 0;

@@ -6,13 +6,19 @@
  * method. A tool named fails_to_start exercises the start-failure path;
  * a line "#shutdown" begins shutdown, as stdin EOF or a signal would;
  * a line "#verdict <json>" is mapped to a tools/call result as a
- * supervisor's verdict is (both eras). */
+ * supervisor's verdict is (both eras).
+ *
+ * Over the whole sequence it checks serve's invariants (issue 50): every
+ * message serve writes is one JSON-RPC 2.0 object, and every answer under
+ * an id answers a request that carried that id and was not answered yet:
+ * no invented id, no second answer. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "serve/jsonrpc_id.h"
 #include "serve/mcp.h"
 #include "admit/capsule.h"
 #include "host_state.h"
@@ -84,6 +90,46 @@ static void report_output(const server *s) {
 #endif
 }
 
+/* Requests seen and not yet answered, per id (its compact JSON text). */
+static json_t *open_ids;
+
+static void id_key(const json_t *id, char *key, size_t size) {
+  char *text = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+  snprintf(key, size, "%s", text ? text : "?");
+  free(text);
+}
+
+/* An id is read from a line as serve reads it (also from a line it refuses). */
+static void note_request(const char *line, size_t len) {
+  json_t *id = jsonrpc_id_recover(line, len, 1 << 20);
+  if (!id) return;
+  char key[256];
+  id_key(id, key, sizeof key);
+  json_object_set_new(open_ids, key, json_integer(json_integer_value(json_object_get(open_ids, key)) + 1));
+  json_decref(id);
+}
+
+static void check_output(const server *s) {
+  const char *p = s->out, *end = s->out + s->out_len;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t len = (size_t)((nl ? nl : end) - p);
+    json_t *msg = json_loadb(p, len, 0, NULL);
+    const char *version = json_string_value(json_object_get(msg, "jsonrpc"));
+    if (!json_is_object(msg) || !version || strcmp(version, "2.0") != 0) abort(); /* not one JSON-RPC message */
+    const json_t *id = json_object_get(msg, "id");
+    if (id && !json_is_null(id) && !json_object_get(msg, "method")) {
+      char key[256];
+      id_key(id, key, sizeof key);
+      json_int_t open = json_integer_value(json_object_get(open_ids, key));
+      if (open <= 0) abort(); /* an answer to no open request: invented, or a second one */
+      json_object_set_new(open_ids, key, json_integer(open - 1));
+    }
+    json_decref(msg);
+    p += len + 1;
+  }
+}
+
 static void forget_calls(server *s) {
   for (size_t i = 0; i < s->count; i++) {
     json_decref(s->slots[i].id);
@@ -103,6 +149,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                          "promptSections", "id", "fuzz.section", "text", "Use capsule_echo.",
                          "capsuleId", "fuzz.capsule");
   }
+  json_decref(open_ids);
+  open_ids = json_object();
   server s;
   memset(&s, 0, sizeof s);
   s.h = h;
@@ -121,13 +169,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       json_decref(verdict);
     } else if (len <= (size_t)h->cfg.limits.max_frame_bytes) {
       /* serve discards a longer line before dispatch (FRAME_TOO_LARGE). */
+      note_request(p, len);
       mcp_handle_line(&s, p, len);
     }
+    check_output(&s);
     report_output(&s);
     s.out_len = 0; /* what stdout would have taken */
     p += len + 1;
   }
   forget_calls(&s);
   free(s.out);
+  json_decref(open_ids);
+  open_ids = NULL;
   return 0;
 }

@@ -1,6 +1,8 @@
 /* select_node_flags' inputs (common/node_version.c): the version string the
  * world probe reports, parsed, checked against the minimum, and mapped to
- * the permission flag and the SIGUSR1 switch the cells run with. */
+ * the permission flag and the SIGUSR1 switch the cells run with, the code
+ * range added to the memory ceiling, and the end-of-life date doctor
+ * warns with (each rule on every version, supported or not). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +20,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   bool parsed = node_version_parse(text, &v);
   fuzz_reached_if("parse", parsed);
   if (!parsed) return 0;
+  /* The end of a line's support is a date or unknown, never anything else. */
+  const char *eol = node_end_of_life(v);
+  fuzz_reached_if("end-of-life known", eol != NULL);
+  if (eol && (strlen(eol) != 10 || eol[4] != '-' || eol[7] != '-')) abort();
+  /* Only 24 and later reserve the code range, and exactly 512 MiB. */
+  long long reserved = node_reserved_data_mb(v);
+  if (reserved != (v.major >= 24 ? 512 : 0)) abort();
   fuzz_reached_if("supported", node_version_supported(v));
   if (!node_version_supported(v)) return 0;
   /* A version the host accepts is never older than the minimum... */

@@ -94,26 +94,19 @@ static la_ssize_t read_cb(struct archive *a, void *client, const void **buffer) 
 bundle_gunzip *bundle_gunzip_open(struct archive *a, int fd, const void *mem, size_t len,
                                   size_t max_out, cap_error *err) {
   bundle_gunzip *g = calloc(1, sizeof *g);
-  if (!g) {
-    cap_fail(err, CAP_E_INTERNAL, "out of memory");
+  if (g) g->input_digest = digest_stream_begin();
+  /* 16 + MAX_WBITS: a gzip wrapper and nothing else (no zlib, no raw).
+   * Out of memory, or zlib refusing to start: no input reaches this. */
+  if (!g || !g->input_digest || inflateInit2(&g->z, 16 + MAX_WBITS) != Z_OK) {
+    if (g) digest_stream_abandon(g->input_digest);
+    free(g);
+    cap_fail(err, CAP_E_INTERNAL, "out of memory (or zlib could not start)");
     return NULL;
   }
   g->fd = fd;
   g->mem = mem;
   g->mem_len = len;
   g->max_out = max_out;
-  if (!(g->input_digest = digest_stream_begin())) {
-    free(g);
-    cap_fail(err, CAP_E_INTERNAL, "out of memory");
-    return NULL;
-  }
-  /* 16 + MAX_WBITS: a gzip wrapper and nothing else (no zlib, no raw). */
-  if (inflateInit2(&g->z, 16 + MAX_WBITS) != Z_OK) {
-    digest_stream_abandon(g->input_digest);
-    free(g);
-    cap_fail(err, CAP_E_INTERNAL, "zlib: inflateInit2 failed");
-    return NULL;
-  }
   g->z_ready = true;
   archive_read_open(a, g, NULL, read_cb, NULL);
   return g;
