@@ -204,6 +204,9 @@ static int host_command(const cli_command *c, const cli_args *a) {
   h.statement_dir = statements;
   h.statement_key = key_path;
   if (statements && statement_write_preflight(&h, &err)) goto out;
+  if (c->id == CLI_ATTEST && statements && a->value[CLI_OPT_CONFIG])
+    fprintf(stderr, "capsule-host: attest --config --statement activates the config's capsules too: "
+            "each summary records an activation\n");
   if (c->id == CLI_DOCTOR) {
     status = doctor_run(&h);
   } else if (c->id == CLI_ATTEST && !(statements && a->value[CLI_OPT_CONFIG])) {
