@@ -11,7 +11,7 @@ export DEBIAN_FRONTEND=noninteractive
 packages=(bubblewrap build-essential pkg-config xxd libjansson-dev libssl-dev libarchive-dev
           libseccomp-dev python3 python3-pytest python3-pytest-xdist python3-yaml clang afl++ shellcheck libcmocka-dev
           cmake ninja-build curl zlib1g-dev gpgv debian-archive-keyring python3-cryptography
-          openssh-client openssl cmark-gfm)
+          openssh-client openssl cmark-gfm llvm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
