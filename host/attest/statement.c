@@ -1,6 +1,5 @@
 #include "statement.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,14 +16,6 @@ void statement_add_subject(json_t *subjects, const char *name, const char *sha25
   json_array_append_new(subjects, json_pack("{s:s,s:{s:s}}", "name", name, "digest", "sha256", sha256));
 }
 
-__attribute__((format(printf, 2, 3))) static cap_code invalid(cap_error *err, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  cap_vfail(err, CAP_E_STATEMENT_INVALID, fmt, ap);
-  va_end(ap);
-  return CAP_E_STATEMENT_INVALID;
-}
-
 cap_code statement_read(const unsigned char *payload, size_t len, json_t **statement,
                         cap_error *err) {
   *statement = NULL;
@@ -39,7 +30,7 @@ cap_code statement_read(const unsigned char *payload, size_t len, json_t **state
       !sj_string(s, "predicateType", &ptype, CAP_E_STATEMENT_INVALID, "statement", err))
     rc = err->code;
   else if (strcmp(type, STATEMENT_TYPE) != 0)
-    rc = invalid(err, "_type is \"%.100s\", not " STATEMENT_TYPE, type);
+    rc = cap_fail(err, CAP_E_STATEMENT_INVALID, "_type is \"%.100s\", not " STATEMENT_TYPE, type);
   else if (strcmp(ptype, WORLD_PREDICATE_TYPE) != 0 && strcmp(ptype, VSA_PREDICATE_TYPE) != 0)
     rc = cap_fail(err, CAP_E_PREDICATE_UNSUPPORTED,
                   "predicateType \"%.200s\" is not one this host states (" WORLD_PREDICATE_TYPE
