@@ -137,7 +137,8 @@ def svg(series, title):
            f'font-family="sans-serif" font-size="11">',
            f'<text x="8" y="18" font-size="14">{title}</text>',
            f'<text x="8" y="34" fill="#1f77b4">paths (corpus entries)</text>'
-           f'<text x="160" y="34" fill="#d62728">edges found</text>']
+           f'<text x="160" y="34" fill="#d62728">edges found</text>'
+           f'<text x="280" y="34">each from its first to its last value; time from the start</text>']
     for i, name in enumerate(names):
         x0, y0 = (i % cols) * w, 40 + (i // cols) * h
         data = series[name]
@@ -148,12 +149,14 @@ def svg(series, title):
             continue
         t_max = max(r[0] for r in data) or 1
         for col, colour in ((1, "#1f77b4"), (2, "#d62728")):
-            v_max = max(r[col] for r in data) or 1
+            # Each series from its first to its last value: the growth shows.
+            v_min, v_max = min(r[col] for r in data), max(r[col] for r in data)
+            span = (v_max - v_min) or 1
             pts = " ".join(f"{x0 + pad + (w - pad - 10) * r[0] / t_max:.1f},"
-                           f"{y0 + 20 + (h - 50) * (1 - r[col] / v_max):.1f}" for r in data)
+                           f"{y0 + 22 + (h - 54) * (1 - (r[col] - v_min) / span):.1f}" for r in data)
             out.append(f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
-            out.append(f'<text x="{x0 + w - 12}" y="{y0 + (32 if col == 1 else 46)}" text-anchor="end" '
-                       f'fill="{colour}">{v_max}</text>')
+            out.append(f'<text x="{x0 + w - 12}" y="{y0 + h - (44 if col == 1 else 32)}" text-anchor="end" '
+                       f'fill="{colour}">{v_min} to {v_max}</text>')
         out.append(f'<text x="{x0 + w - 12}" y="{y0 + h - 18}" text-anchor="end">{t_max} s</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"

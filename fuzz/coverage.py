@@ -27,7 +27,7 @@ TARGETS = {
     "frame": ["common/frame.c:frame_buffer_free,read_be32,frame_buffer_append,frame_next"],
     "guest_messages": ["host/admit/describe.c", "host/admit/call_result.c"],
     "manifest": ["host/admit/manifest.c"],
-    "config": ["host/admit/config.c:config_defaults,string_array,parse_policy,parse_capsule,config_parse,config_free",
+    "config": ["host/admit/config.c:config_defaults,string_array,parse_policy,meant,parse_capsule,parse_config,config_parse,config_free",
                "host/admit/requests.c"],
     "launch_doc": ["common/launch_doc.c", "launcher/bwrap_argv.c"],  # parse, encode round trip, argv
     "launcher": ["launcher/launch_prepare.c", "launcher/bwrap_argv.c"],
