@@ -181,7 +181,7 @@ def test_first_request_lists_the_tools_and_the_call_runs_in_a_cell(dsh):
     host_json = dsh.tmp / "activate.json"
     host_json.write_text(json.dumps(yaml.safe_load(readme_override(dsh.package))[0]["config"]))
     activated = json.loads(subprocess.run(
-        [str(dsh.package / "build/bin/capsule-host"), "activate", "--config", str(host_json)],
+        [str(dsh.package / "build/bin/capsule-host"), "activate", "--full", "--config", str(host_json)],
         capture_output=True, text=True, env={"PATH": dsh.env["PATH"], "TMPDIR": str(dsh.stage)}).stdout)
     texts = [s["text"] for s in activated["promptSections"]]
     assert texts and all(t in turns[0]["system"] for t in texts), "every published section is in the system prompt"
