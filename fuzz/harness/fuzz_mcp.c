@@ -67,6 +67,7 @@ static host *fake_host(void) {
  * output costs time the fuzzer should spend on inputs). */
 static void report_output(const server *s) {
 #ifdef FUZZ_REACH
+  if (!s->out) return;
   const char *p = s->out, *end = s->out + s->out_len;
   while (p < end) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -110,6 +111,7 @@ static void note_request(const char *line, size_t len) {
 }
 
 static void check_output(const server *s) {
+  if (!s->out) return; /* nothing written yet */
   const char *p = s->out, *end = s->out + s->out_len;
   while (p < end) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
