@@ -54,6 +54,7 @@ size_t safe_text(char *out, size_t cap, const char *in, size_t len) {
     char esc[8];
     const char *piece;
     size_t piece_len, step = utf8_char_len(s + i, len - i);
+    unsigned cp;
     if (step == 1 && (s[i] < 0x20 || s[i] == 0x7f)) {
       if (s[i] == '\n') piece = "\\n";
       else if (s[i] == '\r') piece = "\\r";
@@ -64,8 +65,8 @@ size_t safe_text(char *out, size_t cap, const char *in, size_t len) {
       snprintf(esc, sizeof esc, "\\u%04x", s[i + 1]);
       piece = esc;
       piece_len = strlen(piece);
-    } else if (step > 1 && invisible(code_point(s + i, step))) {
-      snprintf(esc, sizeof esc, "\\u%04x", code_point(s + i, step));
+    } else if (step > 1 && invisible(cp = code_point(s + i, step))) {
+      snprintf(esc, sizeof esc, "\\u%04x", cp);
       piece = esc;
       piece_len = strlen(piece);
     } else if (step == 0) {

@@ -75,7 +75,8 @@ static void the_budget_bounds_the_read(void **state) {
 static void expect_call(const char *line, bool is_call, const char *tool) {
   jsonrpc_refused r = jsonrpc_id_recover_refused(line, strlen(line), 1 << 20);
   if (r.tools_call != is_call) fail_msg("tools_call %d for %s", r.tools_call, line);
-  if (tool && (!r.tool || strcmp(r.tool, tool) != 0)) fail_msg("tool %s for %s", r.tool, line);
+  const char *named = r.tool ? json_string_value(r.tool) : "?";
+  if (tool && strcmp(named, tool) != 0) fail_msg("tool %s for %s", named, line);
   jsonrpc_id_refused_free(&r);
 }
 

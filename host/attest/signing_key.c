@@ -190,7 +190,7 @@ static cap_code read_key_file(const char *path, bool private_key, char **text, c
   else if (private_key && (st.st_mode & 077))
     rc = cap_fail(err, CAP_E_KEY_INVALID, "private key %s is readable by others (mode %o): chmod 600 it",
                   path, (unsigned)(st.st_mode & 0777));
-  if (rc || (!private_key && holds_private)) {
+  if (rc) {
     OPENSSL_cleanse(*text, strlen(*text)); /* a private key read by mistake is not kept */
     free(*text);
     *text = NULL;

@@ -243,10 +243,10 @@ static cap_code check_object(const value_row *rows, const json_t *v, const char 
   /* Every required field of this object. */
   size_t plen = strlen(pattern);
   for (const value_row *r = rows; r->path; r++) {
-    const char *name = plen ? r->path + plen + 1 : r->path;
-    if (!r->required || (plen && (strncmp(r->path, pattern, plen) != 0 || r->path[plen] != '/')) ||
-        strchr(name, '/') || strcmp(name, "*") == 0 || strcmp(name, "[]") == 0)
+    if (!r->required || (plen && (strncmp(r->path, pattern, plen) != 0 || r->path[plen] != '/')))
       continue;
+    const char *name = plen ? r->path + plen + 1 : r->path; /* within the row's path: its prefix matched */
+    if (strchr(name, '/') || strcmp(name, "*") == 0 || strcmp(name, "[]") == 0) continue;
     if (!json_object_get(v, name)) return invalid(err, "%.200s.%.100s is missing", where, name);
   }
   return CAP_OK;

@@ -127,14 +127,13 @@ static int open_statement_dir(const char *dir, cap_error *err) {
   memcpy(parent, dir, len);
   parent[len] = '\0';
   char *slash = strrchr(parent, '/');
-  const char *base = slash ? slash + 1 : parent;
+  const char *base = slash ? slash + 1 : parent, *above = slash == parent ? "/" : slash ? parent : ".";
   if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
     cap_fail(err, CAP_E_STATEMENT_DIR_INVALID, "--statement %s: name a directory of its own", dir);
     return -1;
   }
-  int parent_fd = slash ? (slash == parent ? so_open(AT_FDCWD, "/", O_PATH | O_DIRECTORY)
-                                           : (*slash = '\0', so_open(AT_FDCWD, parent, O_PATH | O_DIRECTORY)))
-                        : so_open(AT_FDCWD, ".", O_PATH | O_DIRECTORY);
+  if (slash && slash != parent) *slash = '\0'; /* parent now names the folder above base */
+  int parent_fd = so_open(AT_FDCWD, above, O_PATH | O_DIRECTORY);
   if (parent_fd < 0) {
     cap_fail(err, CAP_E_STATEMENT_DIR_INVALID, "--statement %s: its parent %s: name a directory of "
              "its own", dir, errno == ENOTDIR ? "is not a directory" : so_open_errno_text(errno));

@@ -131,17 +131,6 @@ static json_t *usable_id(json_t *id, bool rewritten, const char *line, size_t le
   return json_is_number(id) ? exact_integer(line, len, at) : NULL;
 }
 
-/* The tool a refused tools/call names, as text for the audit log: the
- * lenient parse's params.name when it is a string, else "?". */
-static char *tool_name(const json_t *msg) {
-  const json_t *name = json_object_get(json_object_get(msg, "params"), "name");
-  const char *text = json_is_string(name) ? json_string_value(name) : "?";
-  size_t n = json_is_string(name) ? json_string_length(name) : 1;
-  char *out = malloc(n + 1);
-  if (out) memcpy(out, text, n), out[n] = '\0';
-  return out;
-}
-
 /* One parse, every integer read as a real (so that a number past int64
  * elsewhere in the line is no reason to lose the id), within the budget
  * the strict parse had: the recovery costs no more than the parse it
@@ -168,7 +157,8 @@ jsonrpc_refused jsonrpc_id_recover_refused(const char *line, size_t len, size_t 
     /* Any "method" member that says tools/call makes it one (C19): two
      * methods must not hide a call from the log. */
     top_level_members(text, len, "method", &at, "tools/call", &r.tools_call);
-    if (r.tools_call) r.tool = tool_name(msg);
+    json_t *name = json_object_get(json_object_get(msg, "params"), "name");
+    if (r.tools_call && json_is_string(name)) r.tool = json_incref(name);
   }
   free(copy);
   json_decref(msg);
@@ -177,13 +167,13 @@ jsonrpc_refused jsonrpc_id_recover_refused(const char *line, size_t len, size_t 
 
 json_t *jsonrpc_id_recover(const char *line, size_t len, size_t budget_bytes) {
   jsonrpc_refused r = jsonrpc_id_recover_refused(line, len, budget_bytes);
-  free(r.tool);
+  json_decref(r.tool);
   return r.id;
 }
 
 void jsonrpc_id_refused_free(jsonrpc_refused *r) {
   json_decref(r->id);
-  free(r->tool);
+  json_decref(r->tool);
   r->id = NULL;
   r->tool = NULL;
 }

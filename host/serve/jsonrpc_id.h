@@ -18,12 +18,12 @@ json_t *jsonrpc_id_recover(const char *line, size_t len, size_t budget_bytes);
 
 /* What a refused line still says, read the same way: its id (as above, or
  * NULL), whether it is a tools/call (any top-level "method" member says
- * so), and then the tool it names ("?" when it names none), for the audit
- * line C19 owes every tools/call. */
+ * so), and then the tool it names (its params.name string, or NULL), for
+ * the audit line C19 owes every tools/call. */
 typedef struct {
   json_t *id;
   bool tools_call;
-  char *tool;
+  json_t *tool;
 } jsonrpc_refused;
 jsonrpc_refused jsonrpc_id_recover_refused(const char *line, size_t len, size_t budget_bytes);
 void jsonrpc_id_refused_free(jsonrpc_refused *r);

@@ -299,7 +299,8 @@ static void handle_message(server *s, json_t *msg) {
 static void refuse_line(server *s, const char *line, size_t len, const sj_limits *lim,
                         const cap_error *err) {
   jsonrpc_refused r = jsonrpc_id_recover_refused(line, len, sj_parse_budget(len, lim));
-  if (r.tools_call) serve_log_call(r.tool ? r.tool : "?", cap_code_name(err->code), 0, "refused");
+  if (r.tools_call)
+    serve_log_call(r.tool ? json_string_value(r.tool) : "?", cap_code_name(err->code), 0, "refused");
   if (r.id)
     serve_send_error(s, r.id, JSONRPC_INVALID_REQUEST, err->message, cap_code_name(err->code));
   else
