@@ -10,6 +10,8 @@
 #   make worlds        the suite on Node 20/22/24/26, as an ordinary user, on fresh Debian 12 and 13, with no Node
 #   make install [PREFIX=/usr/local] [DESTDIR=]   capsule-host on PATH, its helpers in libexec, man page,
 #                      bash completion, docs; make uninstall removes exactly what install wrote
+#   make dist [DIST_KEY=release.key]   build/dist/dsh-capsule-VERSION.tar.gz (reproducible), .sha256 and
+#                      its release statement (signed with DIST_KEY)
 
 CC ?= cc
 BUILD ?= build
@@ -59,7 +61,7 @@ GEN_SDK := $(BUILD)/gen/scaffold_guest_sdk_mjs.h
 UNIT_SRC := $(wildcard unit/test_*.c)
 UNIT_BIN := $(patsubst unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
 
-.PHONY: install uninstall man
+.PHONY: install uninstall man dist
 .PHONY: all libs deps test test-dsh unit worlds examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report bench soak
 all: $(BIN)/capsule-host $(BIN)/capsule-launcher $(BIN)/capsule-probe
 
@@ -206,6 +208,13 @@ install: all man
 	$(INSTALL) -m 644 $(MAN_PAGE) $(DESTDIR)$(MANDIR)/man1/capsule-host.1
 	$(INSTALL) -m 644 $(COMPLETION) $(DESTDIR)$(COMPLETIONDIR)/capsule-host
 	$(INSTALL) -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+
+# The source release (ci/dist.sh): a reproducible tarball of HEAD, its
+# .sha256 and the release statement, signed with DIST_KEY when given.
+DIST_DIR ?= $(BUILD)/dist
+DIST_KEY ?=
+dist: all
+	ci/dist.sh $(BIN)/capsule-host $(DIST_DIR) $(DIST_KEY)
 
 # Exactly what install wrote; then the folders it made, only if now empty.
 uninstall:

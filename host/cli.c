@@ -22,6 +22,7 @@ const cli_option cli_options[CLI_OPT_COUNT] = {
     [CLI_OPT_OUT_FILE] = {"-o", "FILE", "the bundle to write (.capsule.tar.gz)", true},
     [CLI_OPT_OUT_PREFIX] = {"--out", "PREFIX", "write PREFIX.key (0600) and PREFIX.pub, e.g. keys/gate", true},
     [CLI_OPT_ALGORITHM] = {"--algorithm", "ALG", "ed25519 (default) or ecdsa-p256", false},
+    [CLI_OPT_SUBJECT] = {"--subject", "FILE", "FILE, as it is now, must be a subject (a release tarball)", true},
     [CLI_OPT_HELP] = {"--help", NULL, "this command's help (also -h)", false},
 };
 
@@ -83,13 +84,21 @@ const cli_command cli_commands[CLI_COMMAND_COUNT] = {
      BIT(CLI_OPT_OUT_PREFIX), "write a key pair for signing statements",
      "Writes a new key pair: PREFIX.key (the private key, 0600; never overwritten) and PREFIX.pub.",
      "capsule-host keygen --out keys/gate"},
-    {CLI_VERIFY, "verify", "FILE", false, true, {CLI_OPT_PUBLIC_KEY, CLI_OPT_CONFIG, CLI_OPT_HELP, END},
+    {CLI_VERIFY, "verify", "FILE", false, true,
+     {CLI_OPT_PUBLIC_KEY, CLI_OPT_CONFIG, CLI_OPT_SUBJECT, CLI_OPT_HELP, END},
      BIT(CLI_OPT_PUBLIC_KEY), "check a signed statement with its signer's public key",
      "Checks a signed statement (NAME.dsse.json or NAME.sigstore.json; the NAME.intoto.json beside "
      "them is the unsigned payload) with the signer's public key. With --config, also that its "
      "subjects are that config's capsules as they are here, and for a world statement that this "
-     "machine's world is still the one signed.",
+     "machine's world is still the one signed. With --subject, that a file (a release tarball) is one "
+     "of its subjects, by name and SHA-256.",
      "capsule-host verify statements/world.dsse.json --key keys/gate.pub"},
+    {CLI_SIGN_RELEASE, "sign-release", "FILE", false, true, {STATEMENT_OPTIONS, CLI_OPT_HELP, END},
+     BIT(CLI_OPT_STATEMENT), "write the signed release statement over a tarball (make dist)",
+     "Writes an in-toto statement over FILE (a source tarball) into DIR as FILE.intoto.json, signed "
+     "as FILE.dsse.json and FILE.sigstore.json with --key. The predicate names the product, this "
+     "version and $SOURCE_DATE_EPOCH, which make dist sets from the last commit.",
+     "capsule-host sign-release dsh-capsule-0.1.0.tar.gz --statement . --key rel.key"},
     {CLI_DOCTOR, "doctor", NULL, false, false, {CLI_OPT_CONFIG, CLI_OPT_HELP, END}, 0,
      "check this machine: bwrap, user namespaces, AppArmor, Node",
      "Checks what cells need on this machine (bwrap, user namespaces, AppArmor, Node, the kernel's "

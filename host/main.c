@@ -12,6 +12,7 @@
 #include "admit/bundle_cli.h"
 #include "admit/pin_cli.h"
 #include "attest/attest.h"
+#include "attest/release_statement.h"
 #include "attest/statement_write.h"
 #include "attest/doctor.h"
 #include "attest/signing_key.h"
@@ -125,9 +126,21 @@ static int new_command(const cli_args *a) {
 static int verify_command(const cli_args *a) {
   cap_error err = {0};
   json_t *report = NULL;
-  if (verify_attestation(a->positional, a->value[CLI_OPT_PUBLIC_KEY], a->value[CLI_OPT_CONFIG], &report, &err))
+  if (verify_attestation(a->positional, a->value[CLI_OPT_PUBLIC_KEY], a->value[CLI_OPT_CONFIG],
+                         a->value[CLI_OPT_SUBJECT], &report, &err))
     return fail(&err);
   json_object_set_new(report, "verified", json_true());
+  return print_ok(report);
+}
+
+static int sign_release_command(const cli_args *a) {
+  cap_error err = {0};
+  json_t *report = NULL;
+  if (release_statement_write(a->positional, a->value[CLI_OPT_STATEMENT], a->value[CLI_OPT_SIGNING_KEY],
+                              &report, &err))
+    return fail(&err);
+  if (!json_is_true(json_object_get(report, "signed")))
+    fprintf(stderr, "capsule-host: the release statement is NOT signed (no --key, no %s)\n", ATTEST_KEY_ENV);
   return print_ok(report);
 }
 
@@ -251,6 +264,7 @@ static int run(const cli_command *c, const cli_args *a) {
   case CLI_KEYGEN: return keygen_command(a);
   case CLI_NEW: return new_command(a);
   case CLI_VERIFY: return verify_command(a);
+  case CLI_SIGN_RELEASE: return sign_release_command(a);
   case CLI_DEFAULTS: return print_ok(config_table_json()); /* fields, defaults, bounds */
   case CLI_VERSION: puts(CAPSULE_VERSION); return 0;
   case CLI_HELP: return help_command(a);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "attest/attest.h"
+#include "digest.h"
 #include "admit/capsule.h"
 #include "attest/world_predicate.h"
 #include "attest/dsse.h"
@@ -106,8 +107,20 @@ static cap_code check_world(host *h, const json_t *statement, json_t *report, ca
   return rc;
 }
 
+/* --subject FILE: FILE, as it is now, is one of the statement's subjects. */
+static cap_code check_subject_file(const json_t *statement, const char *file, cap_error *err) {
+  struct stat st;
+  char hex[SHA256_HEX_LEN + 1];
+  int fd = so_open_regular(AT_FDCWD, file, &st);
+  bool hashed = fd >= 0 && digest_sha256_fd_hex(fd, 1ull << 34, hex);
+  if (fd >= 0) close(fd);
+  if (!hashed) return cap_fail(err, CAP_E_USAGE, "--subject %s cannot be read as a regular file", file);
+  const char *slash = strrchr(file, '/');
+  return statement_names_subject(statement, slash ? slash + 1 : file, hex, err);
+}
+
 cap_code verify_attestation(const char *path, const char *public_key, const char *config,
-                                 json_t **report, cap_error *err) {
+                            const char *subject_file, json_t **report, cap_error *err) {
   *report = NULL;
   char *text = NULL;
   size_t len = 0;
@@ -120,6 +133,12 @@ cap_code verify_attestation(const char *path, const char *public_key, const char
   if (!rc) rc = dsse_verify(&p, &key, err);
   if (!rc) rc = statement_read(p.payload, p.payload_len, &statement, err);
   if (!rc) rc = summary_passed(statement, err);
+  if (!rc && subject_file) rc = check_subject_file(statement, subject_file, err);
+  bool release = !rc && strcmp(json_string_value(json_object_get(statement, "predicateType")),
+                               RELEASE_PREDICATE_TYPE) == 0;
+  if (release && config)
+    rc = cap_fail(err, CAP_E_USAGE, "a release statement names a tarball, not capsules: check it with "
+                  "--subject TARBALL, without --config");
   free(text);
   dsse_parsed_free(&p);
   json_t *out = rc ? NULL : json_pack("{s:s,s:O,s:s}", "predicateType",

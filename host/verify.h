@@ -10,8 +10,9 @@
  * the public key; with config, its subjects against the capsules the
  * config admits here, and (a world statement) the world of this machine,
  * attested again, against the signed one, field by field (WORLD_DRIFT
- * names them). */
+ * names them). With subject_file, that file (by its last component and
+ * SHA-256) is one of the subjects: how a release tarball is checked. */
 cap_code verify_attestation(const char *path, const char *public_key, const char *config,
-                                 json_t **report, cap_error *err);
+                            const char *subject_file, json_t **report, cap_error *err);
 
 #endif

@@ -109,11 +109,11 @@ def envelope(payload, ptype=TYPE, sig=None, sigs=None):
             "signatures": sigs if sigs is not None else [{"keyid": KEYID, "sig": b64(sig)}]}
 
 
-def case(name, description, text, code, key=PUB, contains=()):
+def case(name, description, text, code, key=PUB, contains=(), files=(), argv=()):
     doc = {"description": description,
            "tmpFiles": [{"path": "envelope.json", "type": "file", "content": text},
-                        {"path": "key.pub", "type": "file", "content": key}],
-           "argv": ["verify", "$TMP/envelope.json", "--key", "$TMP/key.pub"],
+                        {"path": "key.pub", "type": "file", "content": key}, *files],
+           "argv": ["verify", "$TMP/envelope.json", "--key", "$TMP/key.pub", *argv],
            "expect": {"code": code} if code else {"ok": True}}
     if contains:
         doc["expect"]["messageContains"] = list(contains)
@@ -312,6 +312,58 @@ def main():
         case(name, description + " (issue 47.2: signed by the key given, it used to verify).",
              json.dumps(envelope(world(**patch))), "STATEMENT_INVALID", contains=[contains])
     case("key-not-a-key", "The public key file holds no key.", text, "KEY_INVALID", key="not a key\n")
+    release_cases()
+
+
+TARBALL = "dsh-capsule-0.1.0 source, as make dist would pack it\n"
+
+
+def release(**patch):
+    """The release statement make dist writes (capsule-host sign-release)."""
+    import hashlib
+    p = {"product": "dsh-capsule", "version": "0.1.0", "sourceDateEpoch": 1765000000}
+    for k, v in patch.items():
+        if v is None:
+            p.pop(k)
+        else:
+            p[k] = v
+    return json.dumps({"_type": "https://in-toto.io/Statement/v1",
+                       "subject": [{"name": "dsh-capsule-0.1.0.tar.gz",
+                                    "digest": {"sha256": hashlib.sha256(TARBALL.encode()).hexdigest()}}],
+                       "predicateType": "https://dsh-capsule.dev/release/v1", "predicate": p},
+                      sort_keys=True, separators=(",", ":")).encode()
+
+
+def release_cases():
+    """verify --subject TARBALL on the release statement (issue 52)."""
+    def tarball(content=TARBALL, name="dsh-capsule-0.1.0.tar.gz"):
+        return {"path": name, "type": "file", "content": content}
+    good = json.dumps(envelope(release()))
+    case("release-valid-verifies", "The release statement over the tarball it names verifies with "
+         "--subject (the control for the release cases).", good, None, files=[tarball()],
+         argv=["--subject", "$TMP/dsh-capsule-0.1.0.tar.gz"])
+    case("release-tarball-replaced", "A tarball whose bytes differ from the one signed, under the signed "
+         "name: refused, naming both digests.", good, "SUBJECT_MISMATCH", contains=["not the file that was signed"],
+         files=[tarball(TARBALL + "one more line\n")], argv=["--subject", "$TMP/dsh-capsule-0.1.0.tar.gz"])
+    case("release-tarball-renamed", "The signed bytes under another name: the statement names no such "
+         "subject.", good, "SUBJECT_MISMATCH", contains=["names no subject dsh-capsule-9.9.9.tar.gz"],
+         files=[tarball(name="dsh-capsule-9.9.9.tar.gz")], argv=["--subject", "$TMP/dsh-capsule-9.9.9.tar.gz"])
+    case("release-subject-missing-file", "--subject naming no file.", good, "USAGE",
+         contains=["cannot be read"], argv=["--subject", "$TMP/absent.tar.gz"])
+    case("release-with-config", "A release statement checked against a capsule config: it names a "
+         "tarball, not capsules.", good, "USAGE", contains=["--subject TARBALL"],
+         files=[{"path": "c.json", "type": "file", "content": "{}"}], argv=["--config", "$TMP/c.json"])
+    for name, description, contains, patch in [
+        ("release-field-unknown", "a field the release predicate does not have", "builder",
+         {"builder": "someone"}),
+        ("release-version-missing", "no version", "version", {"version": None}),
+        ("release-epoch-negative", "sourceDateEpoch is negative", "sourceDateEpoch", {"sourceDateEpoch": -1}),
+        ("release-epoch-text", "sourceDateEpoch is a date in words", "sourceDateEpoch",
+         {"sourceDateEpoch": "yesterday"}),
+    ]:
+        case(name, f"A signed release statement where {description}.", json.dumps(envelope(release(**patch))),
+             "STATEMENT_INVALID", contains=[contains], files=[tarball()],
+             argv=["--subject", "$TMP/dsh-capsule-0.1.0.tar.gz"])
 
 
 if __name__ == "__main__":

@@ -31,10 +31,11 @@ cap_code statement_read(const unsigned char *payload, size_t len, json_t **state
     rc = err->code;
   else if (strcmp(type, STATEMENT_TYPE) != 0)
     rc = cap_fail(err, CAP_E_STATEMENT_INVALID, "_type is \"%.100s\", not " STATEMENT_TYPE, type);
-  else if (strcmp(ptype, WORLD_PREDICATE_TYPE) != 0 && strcmp(ptype, VSA_PREDICATE_TYPE) != 0)
+  else if (strcmp(ptype, WORLD_PREDICATE_TYPE) != 0 && strcmp(ptype, VSA_PREDICATE_TYPE) != 0 &&
+           strcmp(ptype, RELEASE_PREDICATE_TYPE) != 0)
     rc = cap_fail(err, CAP_E_PREDICATE_UNSUPPORTED,
                   "predicateType \"%.200s\" is not one this host states (" WORLD_PREDICATE_TYPE
-                  ", " VSA_PREDICATE_TYPE ")", ptype);
+                  ", " VSA_PREDICATE_TYPE ", " RELEASE_PREDICATE_TYPE ")", ptype);
   if (!rc) rc = statement_values_check_subjects(json_object_get(s, "subject"), err);
   if (!rc) rc = statement_values_check_predicate(ptype, json_object_get(s, "predicate"), err);
   if (rc) json_decref(s);
@@ -62,6 +63,22 @@ cap_code statement_subjects_match(const json_t *statement, const json_t *want, c
                       "config does not admit", json_string_value(json_object_get(s, "name")),
                       json_string_value(json_object_get(json_object_get(s, "digest"), "sha256")));
   return CAP_OK;
+}
+
+cap_code statement_names_subject(const json_t *statement, const char *name, const char *sha256,
+                                 cap_error *err) {
+  size_t i;
+  const json_t *s;
+  json_array_foreach(json_object_get(statement, "subject"), i, s) {
+    const char *n = json_string_value(json_object_get(s, "name"));
+    if (strcmp(n, name) != 0) continue;
+    const char *d = json_string_value(json_object_get(json_object_get(s, "digest"), "sha256"));
+    if (strcmp(d, sha256) == 0) return CAP_OK;
+    return cap_fail(err, CAP_E_SUBJECT_MISMATCH, "%.200s has sha256 %s here, but the statement names "
+                    "sha256 %s: this is not the file that was signed", name, sha256, d);
+  }
+  return cap_fail(err, CAP_E_SUBJECT_MISMATCH, "the statement names no subject %.200s (it names %.200s)",
+                  name, json_string_value(json_object_get(json_array_get(json_object_get(statement, "subject"), 0), "name")));
 }
 
 static void diff(const char *path, const json_t *a, const json_t *b, json_t *drift) {

@@ -29,6 +29,11 @@ cap_code statement_read(const unsigned char *payload, size_t len, json_t **state
  * (as sets of name and digest), naming the first difference. */
 cap_code statement_subjects_match(const json_t *statement, const json_t *want, cap_error *err);
 
+/* SUBJECT_MISMATCH unless one of the statement's subjects is name with
+ * that sha256 (verify --subject FILE: FILE's last component). */
+cap_code statement_names_subject(const json_t *statement, const char *name, const char *sha256,
+                                 cap_error *err);
+
 /* The fields of a world predicate that must not change for the world to
  * be the one attested: everything but "observed". Appends to drift the
  * path of each field that differs ("node.sha256", "bwrap.path", ...). */

@@ -105,6 +105,14 @@ static const value_row summary_rows[] = {
     {NULL, V_ANY, false},
 };
 
+/* RFC 13's release statement (make dist, capsule-host sign-release). */
+static const value_row release_rows[] = {
+    {"product", V_NAME, true},
+    {"version", V_NAME, true},
+    {"sourceDateEpoch", V_COUNT, true},
+    {NULL, V_ANY, false},
+};
+
 static const char *const kind_text[] = {
     [V_OBJECT] = "an object",
     [V_ARRAY] = "an array",
@@ -342,9 +350,10 @@ cap_code statement_values_check_subjects(const json_t *subjects, cap_error *err)
 
 cap_code statement_values_check_predicate(const char *predicate_type, const json_t *predicate, cap_error *err) {
   bool world = strcmp(predicate_type, WORLD_PREDICATE_TYPE) == 0;
+  bool summary = strcmp(predicate_type, VSA_PREDICATE_TYPE) == 0;
+  const value_row *rows = world ? world_rows : summary ? summary_rows : release_rows;
   if (!json_is_object(predicate)) return invalid(err, "%s", "predicate must be a JSON object");
-  if (check_numbers(predicate, "predicate", err) ||
-      check_object(world ? world_rows : summary_rows, predicate, "", "predicate", err))
+  if (check_numbers(predicate, "predicate", err) || check_object(rows, predicate, "", "predicate", err))
     return err->code;
-  return world ? CAP_OK : check_summary_rules(predicate, err);
+  return summary ? check_summary_rules(predicate, err) : CAP_OK;
 }

@@ -47,8 +47,8 @@ static cap_code write_json(int dirfd, const char *name, const json_t *v, cap_err
 
 /* One statement: its payload as stem.intoto.json, and signed, its
  * envelope and bundle. hex gets the payload's digest. */
-static cap_code state(int dirfd, const char *stem, json_t *statement, const signing_key *key,
-                      json_t *files, char hex[65], cap_error *err) {
+cap_code statement_write_one(int dirfd, const char *stem, json_t *statement, const signing_key *key,
+                            json_t *files, char hex[65], cap_error *err) {
   char *payload = json_dumps(statement, JSON_COMPACT | JSON_SORT_KEYS);
   json_decref(statement);
   if (!payload) return cap_fail(err, CAP_E_INTERNAL, "cannot encode the %s statement", stem);
@@ -116,7 +116,7 @@ static json_t *vsa_predicate(const host *h, const loaded_capsule *cap, const cha
  * parent is opened first without following links, and only then is the
  * last component made inside that descriptor, so that a refused path has
  * created nothing anywhere. */
-static int open_statement_dir(const char *dir, cap_error *err) {
+int statement_write_open_dir(const char *dir, cap_error *err) {
   char parent[4200];
   size_t len = strlen(dir);
   while (len > 1 && dir[len - 1] == '/') len--; /* "out/" is "out" */
@@ -157,7 +157,7 @@ cap_code statement_write_preflight(const host *h, cap_error *err) {
   bool have_key = false;
   if (signing_key_load_private(h->statement_key, &key, &have_key, err)) return err->code;
   if (have_key) signing_key_free(&key);
-  int dirfd = open_statement_dir(h->statement_dir, err);
+  int dirfd = statement_write_open_dir(h->statement_dir, err);
   if (dirfd < 0) return err->code;
   close(dirfd);
   return CAP_OK;
@@ -176,7 +176,7 @@ static void summary_id(const loaded_capsule *cap, size_t index, char *out, size_
 cap_code statement_write_to(host *h, const char *dir, const signing_key *key, cap_code outcome,
                            const cap_error *why, json_t **report, cap_error *err) {
   *report = NULL;
-  int dirfd = open_statement_dir(dir, err);
+  int dirfd = statement_write_open_dir(dir, err);
   if (dirfd < 0) return err->code;
   json_t *files = json_array();
   char self[65], world_hex[65] = "";
@@ -186,7 +186,7 @@ cap_code statement_write_to(host *h, const char *dir, const signing_key *key, ca
     json_t *predicate = NULL, *subjects = NULL;
     rc = world_predicate(h, &predicate, err);
     if (!rc) rc = world_predicate_subjects(h, &subjects, err);
-    if (!rc) rc = state(dirfd, "world", statement_new(subjects, WORLD_PREDICATE_TYPE, predicate), key,
+    if (!rc) rc = statement_write_one(dirfd, "world", statement_new(subjects, WORLD_PREDICATE_TYPE, predicate), key,
                         files, world_hex, err);
     else json_decref(predicate), json_decref(subjects);
   }
@@ -203,7 +203,7 @@ cap_code statement_write_to(host *h, const char *dir, const signing_key *key, ca
     }
     json_t *p = vsa_predicate(h, cap, self, dir, world_hex, outcome, why);
     snprintf(stem, sizeof stem, "vsa-%s", id);
-    rc = p ? state(dirfd, stem, statement_new(subjects, VSA_PREDICATE_TYPE, p), key, files, hex, err)
+    rc = p ? statement_write_one(dirfd, stem, statement_new(subjects, VSA_PREDICATE_TYPE, p), key, files, hex, err)
            : cap_fail(err, CAP_E_INTERNAL, "the verification summary cannot be built");
     if (!p) json_decref(subjects);
   }

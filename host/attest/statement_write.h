@@ -31,4 +31,14 @@ cap_code statement_write_to(host *h, const char *dir, const signing_key *key, ca
  * report goes too. */
 cap_code statement_write(host *h, cap_code outcome, const cap_error *why, cap_error *err);
 
+/* The pieces, for the release statement (release_statement.c) too. */
+/* DIR, made 0755 if missing, opened O_PATH without following a link at
+ * any step it makes; -1 with STATEMENT_DIR_INVALID. */
+int statement_write_open_dir(const char *dir, cap_error *err);
+/* stem.intoto.json (the statement, which this steals), and with a key
+ * stem.dsse.json and stem.sigstore.json, each written whole or not at all;
+ * appends the names written to files; hex gets the payload's digest. */
+cap_code statement_write_one(int dirfd, const char *stem, json_t *statement, const signing_key *key,
+                            json_t *files, char hex[65], cap_error *err);
+
 #endif
