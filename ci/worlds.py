@@ -29,6 +29,11 @@ Worlds (what each runs, and why):
   bare                    a fresh Debian 12 root as above with no Node at
                           all: make deps must install the pinned Node (and
                           npm) itself, and make test pass unchanged.
+  deb12, deb13            a fresh Debian 12 / 13 root as above, Node 22 on
+                          PATH: dpkg-buildpackage -us -uc -b, lintian, apt-get
+                          install ./dsh-capsule_*.deb, doctor and the example
+                          capsule as an ordinary user, apt-get purge, and
+                          nothing left (ci/worlds/package-world.sh).
 
 Exit status 1 when any world failed. Nothing here runs in a world without
 saying so: a world that cannot be set up is a failed world."""
@@ -58,7 +63,10 @@ CELL_TESTS = ["pytest/test_attack_corpus.py", "pytest/test_end_to_end.py", "pyte
 # As an ordinary user: the whole suite, as make test runs it.
 USER_TESTS = ["pytest", "--ignore=pytest/test_dsh_cli.py"]
 WORLD_USER = "capsule-world"
-SUITES = {"debian12": "bookworm", "debian13": "trixie", "bare": "bookworm"}
+SUITES = {"debian12": "bookworm", "debian13": "trixie", "bare": "bookworm", "deb12": "bookworm",
+          "deb13": "trixie"}
+# The package worlds build the .deb there and install, run and purge it.
+PACKAGE_WORLDS = ("deb12", "deb13")
 
 
 def node_bin(line):
@@ -178,8 +186,12 @@ def rootfs_world(name):
            "--setenv", "HOME", "/root", "--setenv", "CI", "true", "--setenv", "LANG", "C.UTF-8",
            "--setenv", "NODE_EXTRA_CA_CERTS", "/etc/ssl/certs/ca-certificates.crt",
            "--chdir", "/src", "/bin/bash", "-c", "update-ca-certificates >/dev/null && make deps && make test"]
+    if name in PACKAGE_WORLDS:
+        cmd[-1] = "ci/worlds/package-world.sh"
     p = subprocess.run(cmd, capture_output=True, text=True)
     out = p.stdout + p.stderr
+    if name in PACKAGE_WORLDS:  # one check: the package's whole life
+        return out + ("\n1 passed\n" if p.returncode == 0 else "\n0 passed, 1 failed\n")
     if p.returncode != 0 and not re.search(r"\d+ (passed|failed)", out):
         out += "\nmake deps && make test failed before pytest ran\n0 passed, 1 failed"
     return out
@@ -190,7 +202,8 @@ def main(names):
               "node24": lambda: node_world(24), "node26": lambda: node_world(26),
               "node22-user": lambda: node_world(22, user=True),
               "debian12": lambda: rootfs_world("debian12"), "debian13": lambda: rootfs_world("debian13"),
-              "bare": lambda: rootfs_world("bare")}
+              "bare": lambda: rootfs_world("bare"), "deb12": lambda: rootfs_world("deb12"),
+              "deb13": lambda: rootfs_world("deb13")}
     unknown = [n for n in names if n not in worlds]
     if unknown:
         sys.exit(f"unknown world(s) {unknown}; the worlds are {list(worlds)}")
