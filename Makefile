@@ -1,5 +1,6 @@
 # dsh-capsule: reference host, launcher and probe (C11), plus test driver.
 #   make deps          install build and test dependencies (Debian/Ubuntu, root)
+#   make deps-build    only what building and running the host needs (the gate action)
 #   make               build build/bin/{capsule-host,capsule-launcher,capsule-probe}
 #   make test          build with ASan+UBSan into build/asan, run the C unit tests, then pytest
 #   make unit          the C unit tests (cmocka) of the pure boundary code
@@ -62,7 +63,7 @@ UNIT_SRC := $(wildcard unit/test_*.c)
 UNIT_BIN := $(patsubst unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
 
 .PHONY: install uninstall man dist
-.PHONY: all libs deps test test-dsh unit worlds examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report bench soak
+.PHONY: all libs deps deps-build test test-dsh unit worlds examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report bench soak
 all: $(BIN)/capsule-host $(BIN)/capsule-launcher $(BIN)/capsule-probe
 
 libs: $(CAPSULE_LIBS)
@@ -116,6 +117,9 @@ asan:
 
 deps:
 	./ci/install-deps.sh
+# Only what building and running the host needs (the gate action).
+deps-build:
+	./ci/install-deps.sh --build
 
 test: asan
 	$(MAKE) -s SANITIZE=1 BUILD=build/asan unit

@@ -4,14 +4,28 @@
 # ship 18.x as "nodejs", so a machine without a usable node gets the pinned
 # Node 26 LTS from ci/install-node.sh (which says where, and removes nothing
 # it did not create); an older node first on PATH is reported, never used.
+#
+#   ci/install-deps.sh           build, test and fuzz dependencies (make deps)
+#   ci/install-deps.sh --build   only what building and running the host
+#                                needs: the compiler, the five libraries'
+#                                headers, bubblewrap (make deps-build; the
+#                                gate action installs this, Node comes from
+#                                the action's setup-node)
 set -euo pipefail
+build_only=false
+[ "${1:-}" = "--build" ] && build_only=true
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
-packages=(bubblewrap build-essential pkg-config xxd libjansson-dev libssl-dev libarchive-dev
-          libseccomp-dev python3 python3-pytest python3-pytest-xdist python3-yaml clang afl++ shellcheck libcmocka-dev
-          cmake ninja-build curl zlib1g-dev gpgv debian-archive-keyring python3-cryptography
-          openssh-client openssl cmark-gfm llvm)
+build_packages=(bubblewrap build-essential pkg-config xxd libjansson-dev libssl-dev libarchive-dev
+                libseccomp-dev zlib1g-dev)
+# The test driver, fuzzers, linters, the Debian packaging tools and the
+# outside consumers the tests check our output with.
+test_packages=(python3 python3-pytest python3-pytest-xdist python3-yaml clang afl++ shellcheck libcmocka-dev
+               cmake ninja-build curl gpgv debian-archive-keyring python3-cryptography
+               openssh-client openssl cmark-gfm llvm debhelper dpkg-dev lintian)
+packages=("${build_packages[@]}")
+$build_only || packages+=("${test_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,6 +35,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: apt-get installs ${#missing[@]} packages: ${missing[*]}"
   $SUDO apt-get update
   $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+if $build_only; then
+  echo "install-deps: ok (build only: bwrap $(bwrap --version | cut -d' ' -f2), $(cc --version | head -1))"
+  exit 0
 fi
 # clang's sanitizer and libFuzzer runtime is only a Recommends of clang (and
 # so never installed above): named by clang's major version (Debian 12:

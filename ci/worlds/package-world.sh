@@ -30,8 +30,8 @@ snapshot() {
     -o -path /var/lib/dpkg -o -path /var/cache -o -path /var/log -o -path /run \) -prune -o -print | LC_ALL=C sort
 }
 snapshot > /tmp/before.txt
-say "apt-get install ./$(basename "$deb")"
-apt-get install -y -qq "./$(basename "$deb")" >/dev/null
+say "apt-get install $deb"
+apt-get install -y -qq "$deb" >/dev/null
 dpkg -L dsh-capsule
 test -x /usr/bin/capsule-host
 test ! -e /etc/apparmor.d/dsh-capsule  # this kernel has no AppArmor userns restriction: nothing written
