@@ -115,6 +115,12 @@ def test_action_self_test_uses_the_action_on_the_echo_example():
     job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["action-self-test"]
     use = [s for s in job["steps"] if s.get("uses") == "./ci/action"][0]
     assert "capsule_echo" in use["with"]["calls"]
+    # Issue 52: an outside verifier reads the statements too, not only ours.
+    outside = [s for s in job["steps"] if "sigstore-verify/verify.mjs" in s.get("run", "")]
+    assert len(outside) == 1 and "npm ci --prefix pytest/sigstore-verify" in outside[0]["run"]
+    for f in ("world.dsse.json", "world.sigstore.json", "vsa-example.echo.dsse.json", "vsa-example.echo.sigstore.json"):
+        assert f in outside[0]["run"]
+    assert job["steps"].index(use) < job["steps"].index(outside[0])
 
 
 def doctor_and_attest(lab, tmp_path, bwrap=None):
@@ -237,6 +243,58 @@ def test_capsule_text_is_inert_in_the_job_summary_and_annotations(lab):
     assert cell_processes() == [] and lab.leftovers() == []
 
 
+PINS = json.loads((REPO / "ci" / "action-pins.json").read_text())
+# Where an adopter copies a `uses:` from: the README and the gate's guide.
+SNIPPETS = [REPO / "README.md", REPO / "docs" / "CI_GATE.md"]
+
+
+def check_every_uses_is_pinned(extra=()):
+    """Issue 52: every `uses:` in the workflows, the action and the snippets
+    an adopter copies names the full commit SHA of ci/action-pins.json with
+    its version as a comment, and each pinned JavaScript action runs on
+    node24 (node20 is past its end of life). The one exception is this
+    repository's own action in a snippet: no commit can name itself, so
+    the snippet says <commit-sha> and tells the adopter to pin one."""
+    files = sorted((REPO / ".github" / "workflows").glob("*.yml")) + [ACTION, *SNIPPETS, *extra]
+    seen = set()
+    for f in files:
+        for line in f.read_text().splitlines():
+            m = re.search(r"uses:\s*(\S+)(.*)", line)
+            if not m or m.group(1).startswith("./"):
+                continue
+            if f in SNIPPETS and m.group(1) == "2-c-q/dsh-capsule/ci/action@<commit-sha>":
+                continue
+            name, _, ref = m.group(1).partition("@")
+            assert name in PINS, (f.name, line, "not in ci/action-pins.json")
+            pin = PINS[name]
+            assert ref == pin["sha"] and re.fullmatch(r"[0-9a-f]{40}", ref), (f.name, line, pin)
+            assert m.group(2).strip() == f"# {pin['version']}", (f.name, line)
+            assert pin["runtime"] in ("node24", "docker", "composite"), (name, pin)
+            seen.add(name)
+    return seen
+
+
+def test_a_uses_not_pinned_as_the_table_says_fails_the_lint(tmp_path):
+    for bad in ("actions/checkout@v4", "actions/checkout@11d5960a326750d5838078e36cf38b85af677262  # v4.4.0",
+                "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1", "someone/else@" + "0" * 40 + "  # v1"):
+        f = tmp_path / "w.yml"
+        f.write_text(f"steps:\n  - uses: {bad}\n")
+        with pytest.raises(AssertionError):
+            check_every_uses_is_pinned(extra=[f])
+    assert check_every_uses_is_pinned() == set(PINS)  # every pin is used; every use is pinned
+
+
+def test_the_action_installs_only_what_building_the_host_needs():
+    """Issue 52: the action ran the project's whole make deps (clang, AFL++,
+    cmocka, pytest, ...) on an adopter's runner to build three binaries."""
+    runs = "\n".join(s.get("run", "") for s in yaml.safe_load(ACTION.read_text())["runs"]["steps"])
+    assert "deps-build" in runs and not re.search(r"\bdeps\b(?!-build)", runs.replace("deps-build", "")), runs
+    script = (REPO / "ci" / "install-deps.sh").read_text()
+    build = re.search(r"build_packages=\(([^)]*)\)", script).group(1).split()
+    assert sorted(build) == sorted(["bubblewrap", "build-essential", "pkg-config", "xxd", "libjansson-dev",
+                                    "libssl-dev", "libarchive-dev", "libseccomp-dev", "zlib1g-dev"])
+
+
 def test_every_action_is_pinned_and_only_the_keyless_job_may_sign():
     """Issue 34: no third-party action was pinned by commit (and the
     composite action's nested setup-node and upload-artifact stayed mutable
@@ -244,14 +302,7 @@ def test_every_action_is_pinned_and_only_the_keyless_job_may_sign():
     granted to the whole self-test matrix on every event; superseded runs
     on main could be cancelled before their keyless attestation; push and
     pull_request ran twice per pull request."""
-    files = sorted((REPO / ".github" / "workflows").glob("*.yml")) + [ACTION]
-    for f in files:
-        for line in f.read_text().splitlines():
-            m = re.search(r"uses:\s*(\S+)(.*)", line)
-            if not m or m.group(1).startswith("./"):
-                continue
-            assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", m.group(1)), (f.name, line)
-            assert re.fullmatch(r"\s+# v\d+(\.\d+)*", m.group(2)), (f.name, line)
+    check_every_uses_is_pinned()
     wf = yaml.safe_load(WORKFLOW.read_text())
     assert wf["permissions"] == {"contents": "read"}
     writers = {name for name, job in wf["jobs"].items()
