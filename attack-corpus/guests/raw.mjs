@@ -41,6 +41,10 @@ async function act(a, phase) {
   else if (a.ignoreTerm) process.on("SIGTERM", () => {});
   else if (a.busy) { for (;;) {} }
   else if (a.sleepMs !== undefined) await new Promise((r) => setTimeout(r, a.sleepMs));
+  // Later, outside the phase: the next message is handled meanwhile, so a
+  // describe cell shuts down first, and only a cell left waiting (a warm
+  // cell, pre-loaded) lives to see it.
+  else if (a.laterMs !== undefined) setTimeout(() => act(a.then, phase), a.laterMs);
 }
 
 let pending = Buffer.alloc(0);

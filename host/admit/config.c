@@ -55,6 +55,10 @@ static const limit_field limit_fields[] = {
      * no guest code) per capsule, and how long one may wait unused. */
     LIMIT("warmCellsPerCapsule", warm_cells_per_capsule, 1, 0, 16),
     LIMIT("warmCellMaxIdleMs", warm_cell_max_idle_ms, 60000, 100, 86400000),
+    /* 1: a warm cell loads and describes its guest at warm-up (its top-level
+     * code runs before any call, as in every describe cell); 0: only the
+     * loader waits, and the guest is loaded once its call arrives. */
+    LIMIT("warmCellPreload", warm_cell_preload, 1, 0, 1),
 };
 /* Node itself maps about 60 MiB of private data before the heap grows. */
 #define CELL_MEMORY_HEADROOM_MB 64

@@ -30,7 +30,8 @@ typedef struct host_limits {
       call_timeout_ms, shutdown_timeout_ms, process_grace_ms,
       max_concurrent_calls, max_queued_calls, max_old_space_size_mb,
       tmpfs_bytes, queue_timeout_ms, max_cell_memory_mb, max_cell_cpu_seconds,
-      max_cell_file_bytes, max_cell_open_files, warm_cells_per_capsule, warm_cell_max_idle_ms;
+      max_cell_file_bytes, max_cell_open_files, warm_cells_per_capsule, warm_cell_max_idle_ms,
+      warm_cell_preload;
 } host_limits;
 
 typedef struct {

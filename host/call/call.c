@@ -53,6 +53,14 @@ static cap_code check_call(const host *h, const char *tool, const json_t *input,
   return schema_validate(json_object_get(desc, "inputSchema"), input, err);
 }
 
+cap_code call_descriptor_matches(const loaded_capsule *cap, const json_t *reply, cap_error *err) {
+  json_t *seen = json_copy((json_t *)reply);
+  if (seen) json_object_del(seen, "type");
+  bool same = seen && json_equal(seen, cap->descriptor);
+  json_decref(seen);
+  return same ? CAP_OK : cap_fail(err, CAP_E_DESCRIPTOR_CHANGED, "call cell describes different tools or prompts");
+}
+
 /* From a cell's describe.result on: the descriptor comparison, the one
  * call, shutdown and the exact join. Always joins the cell. */
 static cap_code call_described_cell(host *h, loaded_capsule *cap, cell *c, cap_code rc,
@@ -60,12 +68,8 @@ static cap_code call_described_cell(host *h, loaded_capsule *cap, cell *c, cap_c
                                     json_t **result, cap_error *err) {
   json_t *req;
   long long deadline = 0;
-  if (!rc) {
-    /* Each cell must present exactly the descriptors admitted at activation. */
-    json_object_del(reply, "type");
-    if (!json_equal(reply, cap->descriptor))
-      rc = cap_fail(err, CAP_E_DESCRIPTOR_CHANGED, "call cell describes different tools or prompts");
-  }
+  /* Each cell must present exactly the descriptors admitted at activation. */
+  if (!rc) rc = call_descriptor_matches(cap, reply, err);
   json_decref(reply);
   reply = NULL;
   if (!rc) {
@@ -103,17 +107,18 @@ cap_code call_tool(host *h, const char *tool, const json_t *input, json_t **resu
   return call_described_cell(h, cap, &c, rc, reply, tool, input, result, err);
 }
 
-cap_code call_tool_in_warm_cell(host *h, loaded_capsule *warm_cap, cell *c, const char *tool,
-                                const json_t *input, json_t **result, cap_error *err) {
+cap_code call_tool_in_warm_cell(host *h, loaded_capsule *warm_cap, cell *c, json_t *described,
+                                const char *tool, const json_t *input, json_t **result, cap_error *err) {
   *result = NULL;
   loaded_capsule *cap = NULL;
-  json_t *reply = NULL;
+  json_t *reply = described;
   cap_code rc = check_call(h, tool, input, &cap, err);
   if (!rc && cap != warm_cap)
     rc = cap_fail(err, CAP_E_INTERNAL, "a warm cell of another capsule was given this call");
   /* The launcher checked the workspace when the cell started; a grant
-   * replaced since is refused as a cold cell's launcher would refuse it. */
+   * replaced since is refused as a cold cell's launcher would refuse it,
+   * before the guest sees any byte of the call. */
   if (!rc) rc = workspace_unchanged(cap->cfg->workspace_root, &cap->workspace, err);
-  if (!rc) rc = described_cell_load(c, &reply, err);
+  if (!rc && !described) rc = described_cell_load(c, &reply, err);
   return call_described_cell(h, warm_cap, c, rc, reply, tool, input, result, err);
 }

@@ -1,6 +1,11 @@
-/* A warm cell's life in its supervisor: start, wait for the loader, wait
- * idle for a call (or for the end of the assignment pipe, which recycles
- * it), then the call exactly as in a fresh cell. */
+/* A warm cell's life in its supervisor: start, wait for the loader, load
+ * and describe the guest as a describe cell does and compare it with the
+ * admitted descriptor (warmCellPreload, the default; 0 leaves the loader
+ * waiting for "load" and no guest code runs before a call), wait idle for
+ * a call (or for the end of the assignment pipe, which recycles it), then
+ * the call exactly as in a fresh cell. Anything the cell does while idle,
+ * a frame, an exit, a ceiling, is the idle cell's failure: reaped, logged
+ * and replaced by the pool, and charged to no call. */
 #include "call/call.h"
 #include "warm_cell.h"
 
@@ -16,6 +21,7 @@
 #include "strict_json.h"
 #include "admit/capsule.h"
 #include "cell/cell.h"
+#include "cell/described_cell.h"
 #include "host_state.h"
 
 typedef enum { WAIT_ASSIGNED, WAIT_RECYCLE, WAIT_CANCELLED, WAIT_CELL_FAILED } wait_result;
@@ -119,9 +125,15 @@ warm_outcome warm_cell_run(host *h, size_t cap_index, int assign_fd, json_t **re
   rc = cell_expect(&c, "loader.ready", mono_ms() + h->cfg.limits.startup_timeout_ms,
                    CAP_E_CELL_START_TIMEOUT, NULL, err);
   if (!rc) c.loader_ready = true;
+  /* Pre-loaded: the guest's top-level code runs now, as in every describe
+   * cell at activation; it has no call input until the call is handed over. */
+  json_t *described = NULL;
+  if (!rc && h->cfg.limits.warm_cell_preload) rc = described_cell_load(&c, &described, err);
+  if (!rc && described) rc = call_descriptor_matches(cap, described, err);
   json_t *assignment = NULL;
   wait_result w = rc ? WAIT_CELL_FAILED : wait_for_call(&c, assign_fd, &assignment, err);
   if (w != WAIT_ASSIGNED) {
+    json_decref(described);
     /* Recycled or cancelled: the loader's own shutdown (no guest was ever
      * loaded); a failed cell is only joined. */
     bool clean = w == WAIT_RECYCLE || w == WAIT_CANCELLED;
@@ -132,7 +144,7 @@ warm_outcome warm_cell_run(host *h, size_t cap_index, int assign_fd, json_t **re
     return no_call_ran(assign_fd, WARM_IDLE_FAILED, err);
   }
   close(assign_fd);
-  rc = call_tool_in_warm_cell(h, cap, &c, json_string_value(json_object_get(assignment, "tool")),
+  rc = call_tool_in_warm_cell(h, cap, &c, described, json_string_value(json_object_get(assignment, "tool")),
                               json_object_get(assignment, "input"), result, err);
   json_decref(assignment);
   return rc ? WARM_CALL_FAILED : WARM_CALL_OK;

@@ -1,7 +1,8 @@
 /* A warm cell, as its supervisor runs it (the child side of
- * supervisor_start_warm): the cell is started up to its loader, which
- * waits for "load"; the guest is loaded only once the serve loop hands
- * over a call, and the cell then serves that one call and ends. */
+ * supervisor_start_warm): the cell is started, its guest loaded and
+ * described (or, with warmCellPreload 0, only its loader, waiting for
+ * "load"); it waits for the one call the serve loop hands over, serves it
+ * and ends. */
 #ifndef WARM_CELL_H
 #define WARM_CELL_H
 

@@ -116,6 +116,20 @@ void scheduler_finish(server *s, size_t i) {
   supervisor_finish(&c->sup);
   verdict_reading v;
   cap_code code = verdict_read(job, VERDICT_RESULT, &v);
+  if (code && v.idle && c->warm && !c->cancelled && !s->shutting_down) {
+    /* The warm cell failed before its guest was given the call: the idle
+     * cell's failure, not the call's; the call starts again, fresh. */
+    warm_pool_note_failed_before_call(s, c->tool, code, v.message);
+    json_decref(job);
+    cap_error err = {0};
+    c->warm = false;
+    if (s->runner->start(s->h, c->tool, c->input, &c->sup, &err) == CAP_OK) return;
+    refuse(s, c->id, c->tool, c->arrived_ms, "not started", &err);
+    drop_slot(s, i);
+    s->running--;
+    start_next(s);
+    return;
+  }
   /* A cancel that met the call after its cell had answered (while the cell
    * was joined) still cancels it: no answer goes out, so the log says
    * CALL_CANCELLED, and what the cell had come to. */

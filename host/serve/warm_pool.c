@@ -139,6 +139,14 @@ void warm_pool_recycle_all(server *s) {
   }
 }
 
+void warm_pool_note_failed_before_call(server *s, const char *tool, cap_code code, const char *message) {
+  loaded_capsule *cap = NULL;
+  if (!call_find_tool(s->h, tool, &cap)) return;
+  fprintf(stderr, "capsule-host: warm cell of %s failed while idle: %s: %s (its call runs in a fresh cell)\n",
+          cap->m.id, cap_code_name(code), message);
+  if (s->warm_retry_ms) s->warm_retry_ms[cap - s->h->caps] = mono_ms() + WARM_RETRY_MS;
+}
+
 void warm_pool_free(server *s) {
   free(s->warm);
   free(s->warm_retry_ms);

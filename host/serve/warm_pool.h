@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cap_error.h"
 #include "server.h"
 
 /* Keep warmCellsPerCapsule started per capsule;
@@ -20,5 +21,9 @@ void warm_pool_reap(server *s, const struct pollfd *p);
 int warm_pool_expire(server *s);
 void warm_pool_recycle_all(server *s);
 void warm_pool_free(server *s);
+/* A warm cell that had taken tool's call failed before the call was given
+ * to its guest (while warming or idle): logged as the idle cell's failure,
+ * and its capsule waits before the next warm cell, as a reaped one does. */
+void warm_pool_note_failed_before_call(server *s, const char *tool, cap_code code, const char *message);
 
 #endif
