@@ -46,7 +46,6 @@ COMMON_SRC := $(wildcard common/*.c)
 HOST_LIB_SRC := $(filter-out host/main.c,$(shell find host -name '*.c' | LC_ALL=C sort))
 LAUNCHER_LIB_SRC := $(filter-out launcher/launcher_main.c,$(wildcard launcher/*.c))
 PROBE_SRC := $(wildcard probe/*.c)
-HEADERS := $(wildcard common/*.h launcher/*.h) $(shell find host -name '*.h')
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 COMMON_LIB := $(BUILD)/libcapsule-common.a
@@ -68,9 +67,17 @@ all: $(BIN)/capsule-host $(BIN)/capsule-launcher $(BIN)/capsule-probe
 
 libs: $(CAPSULE_LIBS)
 
-$(BUILD)/obj/%.o: %.c $(HEADERS) $(GEN_PROBE) $(GEN_SDK)
+# Each object depends on the headers it includes, as the compiler found
+# them (-MMD -MP: build/obj/**/*.d), so touching a header rebuilds only its
+# users. The generated headers must exist before the first compile.
+# An object without its .d (built before) is built again once, to get one.
+$(BUILD)/obj/%.o: %.c $(BUILD)/obj/%.d | $(GEN_PROBE) $(GEN_SDK)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/obj/%.d: ;
+.PRECIOUS: $(BUILD)/obj/%.d
+-include $(patsubst %.o,%.d,$(call obj,$(COMMON_SRC) $(HOST_LIB_SRC) host/main.c $(LAUNCHER_LIB_SRC) \
+  launcher/launcher_main.c $(PROBE_SRC)))
 
 $(GEN_PROBE): host/cell/cell-loader.cjs
 	@mkdir -p $(dir $@)
