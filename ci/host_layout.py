@@ -128,11 +128,12 @@ def depth(nodes, edges):
 
 # The layers, lowest first (README): a module may call only into its own
 # layer or a lower one. The loose files at host/ sit where their job does:
-# activation composes admission, cells and attestation; the CLI and
-# verify sit on top.
-LAYER_ORDER = ["admit", "cell", "attest", "activation", "call", "serve", "top"]
+# activation composes admission, cells and attestation; the CLI,
+# verify and doctor sit on top. statement/ (the signed documents) reads
+# the host's state and admit/ only.
+LAYER_ORDER = ["admit", "cell", "attest", "statement", "activation", "call", "serve", "top"]
 LOOSE_LAYERS = {"host/host": "activation", "host/host_state": "admit", "host/main": "top",
-                "host/verify": "top", "host/cli": "top", "host/cli_help": "top", "host/scaffold": "top"}
+                "host/verify": "top", "host/doctor": "top", "host/cli": "top", "host/cli_help": "top", "host/scaffold": "top"}
 
 
 def layer_of(module):

@@ -48,10 +48,10 @@ TARGETS = {
     "runtime_scan": ["common/runtime_scan.c:runtime_elf_interpreter,runtime_parse_ld_list"],
     "cell_reports": ["host/cell/cell_reports.c"],
     "node_version": ["common/node_version.c"],
-    "attestation": ["host/attest/dsse.c:dsse_pae,dsse_base64,dsse_unbase64,invalid,read_envelope,read_bundle,dsse_parse,dsse_verify,dsse_parsed_free",
-                    "host/attest/statement.c:statement_read",
-                    "host/attest/statement_values.c",
-                    "host/attest/file_uri.c:unreserved,encode,hex_digit,file_uri_path"],
+    "statement": ["host/statement/dsse.c:dsse_pae,dsse_base64,dsse_unbase64,invalid,read_envelope,read_bundle,dsse_parse,dsse_verify,dsse_parsed_free",
+                    "host/statement/statement.c:statement_read",
+                    "host/statement/statement_values.c",
+                    "host/statement/file_uri.c:unreserved,encode,hex_digit,file_uri_path"],
 }
 
 

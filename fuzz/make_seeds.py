@@ -415,4 +415,4 @@ for text in verify_envelopes:
                                                             "tlogEntries": [],
                                                             "timestampVerificationData": {"rfc3161Timestamps": []}},
                                    "dsseEnvelope": env}))
-write("attestation", verify_envelopes + bundles + ["{}", "[]", '{"payload":"","payloadType":"","signatures":[]}'])
+write("statement", verify_envelopes + bundles + ["{}", "[]", '{"payload":"","payloadType":"","signatures":[]}'])

@@ -10,13 +10,13 @@
 #include "attest/attest.h"
 #include "digest.h"
 #include "admit/capsule.h"
-#include "attest/world_predicate.h"
-#include "attest/dsse.h"
+#include "statement/world_predicate.h"
+#include "statement/dsse.h"
 #include "host.h"
 #include "verify.h"
 #include "safe_open.h"
-#include "attest/signing_key.h"
-#include "attest/statement.h"
+#include "statement/signing_key.h"
+#include "statement/statement.h"
 
 static cap_code read_envelope_file(const char *path, char **text, size_t *len, cap_error *err) {
   struct stat st;

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from capsule_lab import BIN, REPO
-from test_attestations import sigstore  # noqa: F401  (the pinned @sigstore/verify)
+from test_statements import sigstore  # noqa: F401  (the pinned @sigstore/verify)
 
 HOST = BIN / "capsule-host"
 EPOCH = "1765000000"

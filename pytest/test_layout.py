@@ -15,7 +15,7 @@ from capsule_lab import BIN, REPO
 sys.path.insert(0, str(REPO / "ci"))
 import host_layout  # noqa: E402
 
-LAYERS = ["admit", "cell", "attest", "call", "serve"]
+LAYERS = ["admit", "cell", "attest", "statement", "call", "serve"]
 # The modules that decide at a boundary, each with unit/test_<module>.c.
 BOUNDARY_MODULES = ["policy", "workspace", "requests", "manifest", "config", "describe",
                     "call_result", "capsule", "names", "schema", "cell_reports",
@@ -28,7 +28,8 @@ def test_host_is_in_folders_by_layer():
     folders = sorted(p.name for p in (REPO / "host").iterdir() if p.is_dir())
     assert folders == sorted(LAYERS)
     loose = sorted(p.name for p in (REPO / "host").iterdir() if p.is_file())
-    assert loose == ["cli.c", "cli.h", "cli_help.c", "cli_help.h", "host.c", "host.h", "host_state.h", "main.c",
+    assert loose == ["cli.c", "cli.h", "cli_help.c", "cli_help.h", "doctor.c", "doctor.h", "host.c", "host.h",
+                     "host_state.h", "main.c",
                      "scaffold.c", "scaffold.h", "verify.c", "verify.h"], loose
 
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attest/dsse.h"
+#include "statement/dsse.h"
 #include "unit.h"
 
 static void pae_is_the_specifications(void **state) {

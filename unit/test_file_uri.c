@@ -2,7 +2,7 @@
  * host writes for a normal absolute path (issue 47.2). */
 #include <string.h>
 
-#include "attest/file_uri.h"
+#include "statement/file_uri.h"
 #include "unit.h"
 
 static void expect_path(const char *uri, const char *want) {

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attest/signing_key.h"
+#include "statement/signing_key.h"
 #include "unit.h"
 
 static char dir[64];

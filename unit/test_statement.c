@@ -2,7 +2,7 @@
  * as sets, and world drift named field by field. */
 #include <string.h>
 
-#include "attest/statement.h"
+#include "statement/statement.h"
 #include "unit.h"
 
 #define SHA "abababababababababababababababababababababababababababababababab"

@@ -24,7 +24,7 @@
 
 #include "clock.h"
 #include "safe_text.h"
-#include "attest/statement_write.h"
+#include "statement/statement_write.h"
 #include "attest/snapshot.h"
 #include "call/verdict.h"
 #include "serve_log.h"

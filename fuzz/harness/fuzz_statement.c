@@ -1,5 +1,5 @@
 /* What `capsule-host verify` reads from a file it is handed: a DSSE
- * envelope or a Sigstore bundle (host/attest/dsse.c), its signature
+ * envelope or a Sigstore bundle (host/statement/dsse.c), its signature
  * checked against a fixed Ed25519 key (the corpus's test-only
  * attest-test.pub, so the seeds from attack-corpus/cases/verify reach the
  * signed path), and the in-toto statement inside (statement.c), read
@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "attest/dsse.h"
-#include "attest/signing_key.h"
-#include "attest/statement.h"
+#include "statement/dsse.h"
+#include "statement/signing_key.h"
+#include "statement/statement.h"
 #include "fuzz_reach.h"
 
 static const char test_key[] = "-----BEGIN PUBLIC KEY-----\n"

@@ -11,11 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bwrap_diagnosis.h"
+#include "attest/bwrap_diagnosis.h"
 #include "kernel_abi.h"
 #include "clock.h"
 #include "node_version.h"
-#include "snapshot.h"
+#include "attest/snapshot.h"
 #include "subproc.h"
 #include "admit/staging.h"
 #include "host_state.h"
