@@ -11,6 +11,7 @@
 #   make worlds        the suite on Node 20/22/24/26, as an ordinary user, on fresh Debian 12 and 13, with no Node
 #   make install [PREFIX=/usr/local] [DESTDIR=]   capsule-host on PATH, its helpers in libexec, man page,
 #                      bash completion, docs; make uninstall removes exactly what install wrote
+#   make format, make format-check   the house style (.clang-format, clang-format 14)
 #   make dist [DIST_KEY=release.key]   build/dist/dsh-capsule-VERSION.tar.gz (reproducible), .sha256 and
 #                      its release statement (signed with DIST_KEY)
 
@@ -61,7 +62,7 @@ GEN_SDK := $(BUILD)/gen/scaffold_guest_sdk_mjs.h
 UNIT_SRC := $(wildcard unit/test_*.c)
 UNIT_BIN := $(patsubst unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
 
-.PHONY: install uninstall man dist
+.PHONY: install uninstall man dist format format-check format-version
 .PHONY: all libs deps deps-build test test-dsh unit worlds examples verify-examples clean asan fail-closed-matrix prove-fixes fuzz-build fuzz-smoke fuzz fuzz-report bench soak
 all: $(BIN)/capsule-host $(BIN)/capsule-launcher $(BIN)/capsule-probe
 
@@ -219,6 +220,23 @@ install: all man
 	$(INSTALL) -m 644 $(MAN_PAGE) $(DESTDIR)$(MANDIR)/man1/capsule-host.1
 	$(INSTALL) -m 644 $(COMPLETION) $(DESTDIR)$(COMPLETIONDIR)/capsule-host
 	$(INSTALL) -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+
+# The house style (.clang-format): format rewrites every C file in place;
+# format-check (CI) lists the files it would change and fails. One
+# clang-format major formats alike: Debian 12's, 14, is the one pinned.
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null | grep -v '^fuzz/corpus/')
+CLANG_FORMAT ?= clang-format
+CLANG_FORMAT_MAJOR := 14
+format-version:
+	@v=$$($(CLANG_FORMAT) --version | sed -n 's/.*version \([0-9]*\)\..*/\1/p'); \
+	 [ "$$v" = "$(CLANG_FORMAT_MAJOR)" ] || { echo "format: $(CLANG_FORMAT) is version $$v; the style is" \
+	   "pinned to clang-format $(CLANG_FORMAT_MAJOR) (Debian 12): CLANG_FORMAT=clang-format-$(CLANG_FORMAT_MAJOR)"; exit 1; }
+format: format-version
+	$(CLANG_FORMAT) -i $(FORMAT_FILES)
+format-check: format-version
+	@bad=$$(for f in $(FORMAT_FILES); do $(CLANG_FORMAT) $$f | cmp -s - $$f || echo $$f; done); \
+	 [ -z "$$bad" ] || { echo "format-check: these files differ from .clang-format (make format):"; \
+	   echo "$$bad"; exit 1; }; echo "format-check: $(words $(FORMAT_FILES)) files as .clang-format says"
 
 # The source release (ci/dist.sh): a reproducible tarball of HEAD, its
 # .sha256 and the release statement, signed with DIST_KEY when given.

@@ -23,7 +23,7 @@ build_packages=(bubblewrap build-essential pkg-config xxd libjansson-dev libssl-
 # outside consumers the tests check our output with.
 test_packages=(python3 python3-pytest python3-pytest-xdist python3-yaml clang afl++ shellcheck libcmocka-dev
                cmake ninja-build curl gpgv debian-archive-keyring python3-cryptography
-               openssh-client openssl cmark-gfm llvm debhelper dpkg-dev lintian)
+               openssh-client openssl cmark-gfm llvm debhelper dpkg-dev lintian clang-format)
 packages=("${build_packages[@]}")
 $build_only || packages+=("${test_packages[@]}")
 missing=()
