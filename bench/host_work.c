@@ -8,18 +8,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bwrap_argv.h"
 #include "admit/call_result.h"
+#include "admit/config.h"
+#include "admit/schema.h"
+#include "bwrap_argv.h"
+#include "cell/launch_document.h"
+#include "clock.h"
 #include "digest.h"
 #include "frame.h"
-#include "admit/config.h"
-#include "cell/launch_document.h"
 #include "host_state.h"
 #include "launch_doc.h"
-#include "admit/schema.h"
 #include "seccomp_policy.h"
 #include "strict_json.h"
-#include "clock.h"
 
 static const char descriptor_text[] =
     "{\"tools\":[{\"name\":\"capsule_echo\",\"description\":\"Echo the given text back unchanged.\","

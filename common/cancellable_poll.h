@@ -11,7 +11,6 @@
 /* As poll(2) with timeout_ms (a negative timeout waits without end), but
  * -1 with errno ECANCELED when *cancel is nonzero before or during the
  * wait. cancel may be NULL: then it is plain ppoll. */
-int cancellable_poll(struct pollfd *fds, nfds_t n, long long timeout_ms,
-                     const volatile sig_atomic_t *cancel);
+int cancellable_poll(struct pollfd *fds, nfds_t n, long long timeout_ms, const volatile sig_atomic_t *cancel);
 
 #endif

@@ -13,16 +13,18 @@ static void string_out(FILE *out, const char *s, size_t len) {
   for (size_t i = 0; i < len; i++) {
     unsigned char c = (unsigned char)s[i];
     switch (c) {
-    case '"': fputs("\\\"", out); break;
-    case '\\': fputs("\\\\", out); break;
-    case '\b': fputs("\\b", out); break;
-    case '\f': fputs("\\f", out); break;
-    case '\n': fputs("\\n", out); break;
-    case '\r': fputs("\\r", out); break;
-    case '\t': fputs("\\t", out); break;
-    default:
-      if (c < 0x20) fprintf(out, "\\u%04x", c);
-      else fputc(c, out);
+      case '"': fputs("\\\"", out); break;
+      case '\\': fputs("\\\\", out); break;
+      case '\b': fputs("\\b", out); break;
+      case '\f': fputs("\\f", out); break;
+      case '\n': fputs("\\n", out); break;
+      case '\r': fputs("\\r", out); break;
+      case '\t': fputs("\\t", out); break;
+      default:
+        if (c < 0x20)
+          fprintf(out, "\\u%04x", c);
+        else
+          fputc(c, out);
     }
   }
   fputc('"', out);

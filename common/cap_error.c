@@ -5,10 +5,9 @@
 
 #include "safe_text.h"
 
-static const char *const code_names[CAP_E_COUNT] = {
-    [CAP_OK] = "OK",
+static const char *const code_names[CAP_E_COUNT] = {[CAP_OK] = "OK",
 #define CAP_NAME_ENTRY(name) [CAP_E_##name] = #name,
-    CAP_ERROR_CODES(CAP_NAME_ENTRY)
+                                                    CAP_ERROR_CODES(CAP_NAME_ENTRY)
 #undef CAP_NAME_ENTRY
 };
 

@@ -18,8 +18,7 @@ static void to_hex(const unsigned char *in, size_t n, char *hex) {
 bool digest_sha256_hex(const void *data, size_t len, char *hex) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int mdlen = 0;
-  if (!EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
-    return false;
+  if (!EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) return false;
   to_hex(md, mdlen, hex);
   return true;
 }
@@ -47,7 +46,9 @@ bool digest_stream_end(digest_stream *d, char *hex) {
   return ok;
 }
 
-void digest_stream_abandon(digest_stream *d) { EVP_MD_CTX_free((EVP_MD_CTX *)d); }
+void digest_stream_abandon(digest_stream *d) {
+  EVP_MD_CTX_free((EVP_MD_CTX *)d);
+}
 
 bool digest_sha256_fd_hex(int fd, unsigned long long max_bytes, char *hex) {
   digest_stream *d = digest_stream_begin();

@@ -10,17 +10,15 @@ void frame_buffer_free(frame_buffer *fb) {
 }
 
 static uint32_t read_be32(const unsigned char *p) {
-  return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
-         ((uint32_t)p[2] << 8) | (uint32_t)p[3];
+  return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
 }
 
-cap_code frame_buffer_append(frame_buffer *fb, const void *bytes, size_t n,
-                             size_t max_frame, cap_error *err) {
+cap_code frame_buffer_append(frame_buffer *fb, const void *bytes, size_t n, size_t max_frame,
+                             cap_error *err) {
   /* Room for one maximal frame plus the next header is all a peer may use. */
   size_t limit = 2 * (max_frame + FRAME_HEADER_BYTES);
   if (n > limit || fb->len > limit - n)
-    return cap_fail(err, CAP_E_FRAME_TOO_LARGE,
-                    "peer sent more than %zu unconsumed bytes", limit);
+    return cap_fail(err, CAP_E_FRAME_TOO_LARGE, "peer sent more than %zu unconsumed bytes", limit);
   if (fb->len + n > fb->cap) {
     size_t cap = fb->cap ? fb->cap : 4096;
     while (cap < fb->len + n) cap *= 2;
@@ -34,19 +32,18 @@ cap_code frame_buffer_append(frame_buffer *fb, const void *bytes, size_t n,
   return CAP_OK;
 }
 
-frame_status frame_next(frame_buffer *fb, size_t max_frame,
-                        const sj_limits *lim, json_t **out, cap_error *err) {
+frame_status frame_next(frame_buffer *fb, size_t max_frame, const sj_limits *lim, json_t **out,
+                        cap_error *err) {
   *out = NULL;
   if (fb->len < FRAME_HEADER_BYTES) return FRAME_NEED_MORE;
   uint32_t body = read_be32(fb->data);
   if (body > max_frame) {
-    cap_fail(err, CAP_E_FRAME_TOO_LARGE,
-             "frame of %u bytes exceeds maxFrameBytes %zu", body, max_frame);
+    cap_fail(err, CAP_E_FRAME_TOO_LARGE, "frame of %u bytes exceeds maxFrameBytes %zu", body, max_frame);
     return FRAME_ERROR;
   }
   if (fb->len - FRAME_HEADER_BYTES < body) return FRAME_NEED_MORE;
-  json_t *v = sj_parse((const char *)fb->data + FRAME_HEADER_BYTES, body, lim,
-                       CAP_E_FRAME_INVALID_JSON, "frame", err);
+  json_t *v = sj_parse((const char *)fb->data + FRAME_HEADER_BYTES, body, lim, CAP_E_FRAME_INVALID_JSON,
+                       "frame", err);
   size_t used = FRAME_HEADER_BYTES + (size_t)body;
   memmove(fb->data, fb->data + used, fb->len - used);
   fb->len -= used;
@@ -60,15 +57,14 @@ frame_status frame_next(frame_buffer *fb, size_t max_frame,
   return FRAME_READY;
 }
 
-cap_code frame_encode(const json_t *obj, size_t max_frame, unsigned char **out,
-                      size_t *out_len, cap_error *err) {
+cap_code frame_encode(const json_t *obj, size_t max_frame, unsigned char **out, size_t *out_len,
+                      cap_error *err) {
   char *text = json_dumps(obj, JSON_COMPACT);
   if (!text) return cap_fail(err, CAP_E_INTERNAL, "cannot encode frame");
   size_t n = strlen(text);
   if (n > max_frame) {
     free(text);
-    return cap_fail(err, CAP_E_FRAME_TOO_LARGE,
-                    "outgoing frame of %zu bytes exceeds maxFrameBytes %zu", n,
+    return cap_fail(err, CAP_E_FRAME_TOO_LARGE, "outgoing frame of %zu bytes exceeds maxFrameBytes %zu", n,
                     max_frame);
   }
   unsigned char *buf = malloc(n + FRAME_HEADER_BYTES);

@@ -23,15 +23,14 @@ typedef enum { FRAME_NEED_MORE, FRAME_READY, FRAME_ERROR } frame_status;
 void frame_buffer_free(frame_buffer *fb);
 /* Appends bytes; fails (FRAME_TOO_LARGE) if the buffer would exceed
  * max_frame + header, so a peer can never make the host buffer more. */
-cap_code frame_buffer_append(frame_buffer *fb, const void *bytes, size_t n,
-                             size_t max_frame, cap_error *err);
+cap_code frame_buffer_append(frame_buffer *fb, const void *bytes, size_t n, size_t max_frame, cap_error *err);
 
 /* Extracts the next complete frame as a parsed JSON object. */
-frame_status frame_next(frame_buffer *fb, size_t max_frame,
-                        const sj_limits *lim, json_t **out, cap_error *err);
+frame_status frame_next(frame_buffer *fb, size_t max_frame, const sj_limits *lim, json_t **out,
+                        cap_error *err);
 
 /* Encodes obj as a frame; caller frees *out. Fails if over max_frame. */
-cap_code frame_encode(const json_t *obj, size_t max_frame, unsigned char **out,
-                      size_t *out_len, cap_error *err);
+cap_code frame_encode(const json_t *obj, size_t max_frame, unsigned char **out, size_t *out_len,
+                      cap_error *err);
 
 #endif

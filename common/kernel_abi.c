@@ -41,8 +41,10 @@ static void i386_entry(char *out, size_t size) {
 
 static void x32_entry(char *out, size_t size) {
   long r = syscall(0x40000000L | SYS_getpid); /* __X32_SYSCALL_BIT */
-  if (r == (long)getpid()) snprintf(out, size, "present");
-  else snprintf(out, size, "absent: %s", r < 0 ? strerror(errno) : "an unexpected answer");
+  if (r == (long)getpid())
+    snprintf(out, size, "present");
+  else
+    snprintf(out, size, "absent: %s", r < 0 ? strerror(errno) : "an unexpected answer");
 }
 #endif
 

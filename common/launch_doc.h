@@ -54,8 +54,7 @@ typedef struct {
 char *launch_doc_encode(const launch_doc *doc, cap_error *err);
 
 /* Parses and validates; on failure CAP_E_LAUNCH_DOC_INVALID. */
-cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc,
-                          cap_error *err);
+cap_code launch_doc_parse(const char *buf, size_t len, launch_doc *doc, cap_error *err);
 void launch_doc_free(launch_doc *doc);
 const char *launch_label_name(ld_label label);
 

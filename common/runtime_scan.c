@@ -16,8 +16,7 @@
 
 cap_code runtime_identity(const char *path, file_identity *out, cap_error *err) {
   char real[PATH_MAX];
-  if (!realpath(path, real))
-    return cap_fail(err, CAP_E_RUNTIME_NOT_FOUND, "%s: %s", path, strerror(errno));
+  if (!realpath(path, real)) return cap_fail(err, CAP_E_RUNTIME_NOT_FOUND, "%s: %s", path, strerror(errno));
   struct stat st;
   if (stat(real, &st) != 0 || !S_ISREG(st.st_mode))
     return cap_fail(err, CAP_E_RUNTIME_NOT_FOUND, "%s is not a regular file", real);
@@ -30,8 +29,8 @@ cap_code runtime_identity(const char *path, file_identity *out, cap_error *err) 
   return CAP_OK;
 }
 
-cap_code runtime_which(const char *command, const char *path_env,
-                       file_identity *out, cap_code missing_code, cap_error *err) {
+cap_code runtime_which(const char *command, const char *path_env, file_identity *out, cap_code missing_code,
+                       cap_error *err) {
   cap_error ignored = {0};
   if (strchr(command, '/')) {
     if (access(command, X_OK) != 0 || runtime_identity(command, out, &ignored) != CAP_OK)
@@ -45,8 +44,7 @@ cap_code runtime_which(const char *command, const char *path_env,
     char candidate[PATH_MAX];
     if (n > 0 && n < sizeof candidate - strlen(command) - 2 && p[0] == '/') {
       snprintf(candidate, sizeof candidate, "%.*s/%s", (int)n, p, command);
-      if (access(candidate, X_OK) == 0 && runtime_identity(candidate, out, &ignored) == CAP_OK)
-        return CAP_OK;
+      if (access(candidate, X_OK) == 0 && runtime_identity(candidate, out, &ignored) == CAP_OK) return CAP_OK;
     }
     p += n + (colon ? 1 : 0);
   }
@@ -57,13 +55,11 @@ cap_code runtime_which(const char *command, const char *path_env,
 bool runtime_elf_interpreter(int fd, char *out, size_t cap) {
   Elf64_Ehdr eh;
   bool ok = false;
-  if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
-      memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
-      eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 128) {
+  if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+      eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 128) {
     for (int i = 0; i < eh.e_phnum && !ok; i++) {
       Elf64_Phdr ph;
-      if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (Elf64_Off)i * sizeof ph)) !=
-          (ssize_t)sizeof ph)
+      if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (Elf64_Off)i * sizeof ph)) != (ssize_t)sizeof ph)
         break;
       if (ph.p_type != PT_INTERP || ph.p_filesz == 0 || ph.p_filesz >= cap) continue;
       if (pread(fd, out, ph.p_filesz, (off_t)ph.p_offset) != (ssize_t)ph.p_filesz) break;
@@ -82,8 +78,7 @@ static bool elf_interpreter(const char *path, char *out, size_t cap) {
   return ok;
 }
 
-cap_code runtime_parse_ld_list(char *out, char **paths, size_t cap, size_t *count,
-                               cap_error *err) {
+cap_code runtime_parse_ld_list(char *out, char **paths, size_t cap, size_t *count, cap_error *err) {
   *count = 0;
   char *save = NULL;
   for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -124,8 +119,7 @@ cap_code runtime_scan(const char *executable, runtime_view *view, cap_error *err
   if (runtime_identity(executable, &view->executable, err) != CAP_OK) return err->code;
   char interp[PATH_MAX];
   if (!elf_interpreter(view->executable.path, interp, sizeof interp))
-    return cap_fail(err, CAP_E_RUNTIME_UNSUPPORTED,
-                    "%s is not a dynamically linked 64-bit ELF executable",
+    return cap_fail(err, CAP_E_RUNTIME_UNSUPPORTED, "%s is not a dynamically linked 64-bit ELF executable",
                     view->executable.path);
   /* The loader in list mode maps the objects without running Node. */
   char *argv[] = {interp, "--list", view->executable.path, NULL};
@@ -136,8 +130,8 @@ cap_code runtime_scan(const char *executable, runtime_view *view, cap_error *err
   subproc_result rc = subproc_run(argv, SUBPROC_STDOUT, 10000, 1 << 16, &out, &len, &status, &why);
   if (rc != SUBPROC_DONE || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     free(out);
-    return cap_fail(err, CAP_E_RUNTIME_UNSUPPORTED, "%s --list %s failed (%s)", interp,
-                    view->executable.path, rc != SUBPROC_DONE ? why.message : "non-zero exit");
+    return cap_fail(err, CAP_E_RUNTIME_UNSUPPORTED, "%s --list %s failed (%s)", interp, view->executable.path,
+                    rc != SUBPROC_DONE ? why.message : "non-zero exit");
   }
   char *paths[RUNTIME_MAX_OBJECTS];
   size_t count = 0;
@@ -157,8 +151,8 @@ json_t *runtime_identity_json(const file_identity *id) {
   char ino[24], mtime[24];
   snprintf(ino, sizeof ino, "%llu", (unsigned long long)id->ino);
   snprintf(mtime, sizeof mtime, "%lld", (long long)id->mtime_ns);
-  return json_pack("{s:s,s:I,s:s,s:I,s:s}", "path", id->path, "dev", (json_int_t)id->dev,
-                   "ino", ino, "size", (json_int_t)id->size, "mtimeNs", mtime);
+  return json_pack("{s:s,s:I,s:s,s:I,s:s}", "path", id->path, "dev", (json_int_t)id->dev, "ino", ino, "size",
+                   (json_int_t)id->size, "mtimeNs", mtime);
 }
 
 json_t *runtime_objects_json(const runtime_view *view) {

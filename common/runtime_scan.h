@@ -33,8 +33,8 @@ typedef struct runtime_view {
 
 /* Resolves a command as a shell would (PATH search unless it contains a
  * slash) and then to its symlink-free path. */
-cap_code runtime_which(const char *command, const char *path_env,
-                       file_identity *out, cap_code missing_code, cap_error *err);
+cap_code runtime_which(const char *command, const char *path_env, file_identity *out, cap_code missing_code,
+                       cap_error *err);
 cap_code runtime_identity(const char *path, file_identity *out, cap_error *err);
 /* Scans the executable's loader list. */
 cap_code runtime_scan(const char *executable, runtime_view *view, cap_error *err);
@@ -43,8 +43,7 @@ cap_code runtime_scan(const char *executable, runtime_view *view, cap_error *err
  * absolute paths in `ld.so --list` output (out is cut in place; at most
  * cap; a "not found" line is RUNTIME_NOT_FOUND). */
 bool runtime_elf_interpreter(int fd, char *out, size_t cap);
-cap_code runtime_parse_ld_list(char *out, char **paths, size_t cap, size_t *count,
-                               cap_error *err);
+cap_code runtime_parse_ld_list(char *out, char **paths, size_t cap, size_t *count, cap_error *err);
 
 json_t *runtime_identity_json(const file_identity *id);
 json_t *runtime_objects_json(const runtime_view *view);

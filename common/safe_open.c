@@ -1,9 +1,9 @@
 #include "safe_open.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -104,9 +104,7 @@ static bool plain_components(const char *p) {
     if (*p == '/' || *p == '\0') {
       size_t n = (size_t)(p - start);
       if (n == 0 || n > 255) return false;
-      if ((n == 1 && start[0] == '.') ||
-          (n == 2 && start[0] == '.' && start[1] == '.'))
-        return false;
+      if ((n == 1 && start[0] == '.') || (n == 2 && start[0] == '.' && start[1] == '.')) return false;
       comp++;
       if (*p == '\0') break;
       start = p + 1;
@@ -132,9 +130,7 @@ void so_close_from(int lowfd) {
   if (syscall(SYS_close_range, (unsigned)lowfd, ~0U, 0) == 0) return;
 #endif
   struct rlimit rl;
-  long maxfd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
-                   ? (long)rl.rlim_cur
-                   : 65536;
+  long maxfd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (long)rl.rlim_cur : 65536;
   for (long fd = lowfd; fd < maxfd; fd++) close((int)fd);
 }
 
@@ -150,10 +146,10 @@ const char *so_file_type_text(mode_t m) {
 
 const char *so_open_errno_text(int e) {
   switch (e) {
-  case ELOOP: return "traverses a symbolic link";
-  case EXDEV: return "escapes its root";
-  case ENOENT: return "does not exist";
-  case ENOTDIR: return "has a non-directory parent";
-  default: return strerror(e);
+    case ELOOP: return "traverses a symbolic link";
+    case EXDEV: return "escapes its root";
+    case ENOENT: return "does not exist";
+    case ENOTDIR: return "has a non-directory parent";
+    default: return strerror(e);
   }
 }

@@ -14,8 +14,10 @@
 int so_open(int dirfd, const char *path, int flags);
 
 /* Functions that return a descriptor return it (>= 0) or one of these. */
-enum { SO_OPEN_FAILED = -1, /* errno says why */
-       SO_NOT_REGULAR = -2 /* *st says what it is */ };
+enum {
+  SO_OPEN_FAILED = -1, /* errno says why */
+  SO_NOT_REGULAR = -2  /* *st says what it is */
+};
 
 /* Opens dirfd/path as so_open(O_PATH), checks S_ISREG on that descriptor
  * (never before opening: a FIFO or device is never opened for reading), then

@@ -12,15 +12,20 @@ static size_t utf8_char_len(const unsigned char *s, size_t n) {
   size_t need;
   unsigned char lo = 0x80, hi = 0xbf; /* the range of the second byte */
   if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) need = 2;
+  if (c >= 0xc2 && c <= 0xdf)
+    need = 2;
   else if (c >= 0xe0 && c <= 0xef) {
     need = 3;
-    if (c == 0xe0) lo = 0xa0;      /* overlong */
-    else if (c == 0xed) hi = 0x9f; /* surrogates */
+    if (c == 0xe0)
+      lo = 0xa0; /* overlong */
+    else if (c == 0xed)
+      hi = 0x9f; /* surrogates */
   } else if (c >= 0xf0 && c <= 0xf4) {
     need = 4;
-    if (c == 0xf0) lo = 0x90;      /* overlong */
-    else if (c == 0xf4) hi = 0x8f; /* past U+10FFFF */
+    if (c == 0xf0)
+      lo = 0x90; /* overlong */
+    else if (c == 0xf4)
+      hi = 0x8f; /* past U+10FFFF */
   } else {
     return 0;
   }
@@ -43,8 +48,8 @@ static unsigned code_point(const unsigned char *s, size_t step) {
  * name can be made to read as another), U+2028/U+2029 end a line in
  * JavaScript and some terminals, the rest are invisible. */
 static bool invisible(unsigned cp) {
-  return cp == 0x061c || cp == 0x180e || (cp >= 0x200b && cp <= 0x200f) ||
-         (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xfeff;
+  return cp == 0x061c || cp == 0x180e || (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) ||
+         (cp >= 0x2060 && cp <= 0x2069) || cp == 0xfeff;
 }
 
 size_t safe_text(char *out, size_t cap, const char *in, size_t len) {
@@ -56,10 +61,14 @@ size_t safe_text(char *out, size_t cap, const char *in, size_t len) {
     size_t piece_len, step = utf8_char_len(s + i, len - i);
     unsigned cp;
     if (step == 1 && (s[i] < 0x20 || s[i] == 0x7f)) {
-      if (s[i] == '\n') piece = "\\n";
-      else if (s[i] == '\r') piece = "\\r";
-      else if (s[i] == '\t') piece = "\\t";
-      else snprintf(esc, sizeof esc, "\\x%02x", s[i]), piece = esc;
+      if (s[i] == '\n')
+        piece = "\\n";
+      else if (s[i] == '\r')
+        piece = "\\r";
+      else if (s[i] == '\t')
+        piece = "\\t";
+      else
+        snprintf(esc, sizeof esc, "\\x%02x", s[i]), piece = esc;
       piece_len = strlen(piece);
     } else if (step == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0) { /* C1 control */
       snprintf(esc, sizeof esc, "\\u%04x", s[i + 1]);

@@ -1,10 +1,10 @@
 #include "seccomp_policy.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <seccomp.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -22,9 +22,8 @@
 /* Denied outright with EPERM: kernel attack surface no guest needs. */
 static const char *const eperm_syscalls[] = {
     "io_uring_setup", "io_uring_enter", "io_uring_register", /* io_uring */
-    "keyctl", "add_key", "request_key",                       /* keyrings are not namespaced */
-    "ptrace", "process_vm_readv", "process_vm_writev",
-    "perf_event_open", "bpf", "setns",
+    "keyctl", "add_key", "request_key",                      /* keyrings are not namespaced */
+    "ptrace", "process_vm_readv", "process_vm_writev", "perf_event_open", "bpf", "setns",
     /* inotify watches and instances are charged to the host user's limits
      * (no user namespace separates them): a cell could exhaust them for
      * every process of that user. fanotify too. fs.watch then fails. */
@@ -33,9 +32,8 @@ static const char *const eperm_syscalls[] = {
 /* The new mount API answers ENOSYS, so callers fall back to mount(2),
  * which the cell cannot use without capabilities; clone3 answers ENOSYS so
  * glibc falls back to clone(2), whose flags the filter can inspect. */
-static const char *const enosys_syscalls[] = {
-    "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree",
-    "mount_setattr", "clone3", NULL};
+static const char *const enosys_syscalls[] = {"fsopen",    "fsconfig",      "fsmount", "fspick", "move_mount",
+                                              "open_tree", "mount_setattr", "clone3",  NULL};
 
 static int add_list(scmp_filter_ctx ctx, const char *const *names, int errnum) {
   for (; *names; names++) {
@@ -61,22 +59,27 @@ static scmp_filter_ctx build(cap_error *err) {
   rc = rc ? rc : add_list(ctx, enosys_syscalls, ENOSYS);
   /* ioctl's request is an unsigned int: compare the low 32 bits only, so
    * high garbage bits cannot slip TIOCSTI past the filter. */
-  rc = rc ? rc : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
-                                  SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCSTI));
-  rc = rc ? rc : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
-                                  SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCLINUX));
+  rc = rc ? rc
+          : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+                             SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCSTI));
+  rc = rc ? rc
+          : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+                             SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCLINUX));
   /* Nested user namespaces (bwrap's --disable-userns is the first line). */
-  rc = rc ? rc : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 1,
-                                  SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
-  rc = rc ? rc : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-                                  SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+  rc = rc ? rc
+          : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 1,
+                             SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+  rc = rc ? rc
+          : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+                             SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
   /* One process per cell: no fork, vfork or process-creating clone (only
    * threads). This is the process ceiling, for root and unprivileged
    * hosts alike (RLIMIT_NPROC is per user and ignored for root). */
   rc = rc ? rc : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(fork), 0);
   rc = rc ? rc : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(vfork), 0);
-  rc = rc ? rc : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-                                  SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+  rc = rc ? rc
+          : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+                             SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
   if (rc != 0) {
     cap_fail(err, CAP_E_INTERNAL, "cannot build seccomp filter: %s", strerror(-rc));
     seccomp_release(ctx);

@@ -12,8 +12,8 @@
 
 #include "safe_open.h"
 
-static void child_exec(const char *exe, char *const *args, const int *child_fds, int nfds,
-                       int err_pipe, pid_t parent) {
+static void child_exec(const char *exe, char *const *args, const int *child_fds, int nfds, int err_pipe,
+                       pid_t parent) {
   int moved[SPAWN_MAX_FDS];
   /* Lift the error pipe and every source above the target range first, so
    * that no dup2 below can clobber a source still needed. */
@@ -47,12 +47,11 @@ fail:;
   _exit(127);
 }
 
-cap_code spawn_program(const char *exe, char *const argv[], const int *child_fds, int nfds,
-                       pid_t *pid, int *pidfd, cap_error *err) {
+cap_code spawn_program(const char *exe, char *const argv[], const int *child_fds, int nfds, pid_t *pid,
+                       int *pidfd, cap_error *err) {
   if (nfds > SPAWN_MAX_FDS) return cap_fail(err, CAP_E_INTERNAL, "too many child fds");
   int ep[2];
-  if (pipe2(ep, O_CLOEXEC) != 0)
-    return cap_fail(err, CAP_E_LAUNCH_FAILED, "pipe: %s", strerror(errno));
+  if (pipe2(ep, O_CLOEXEC) != 0) return cap_fail(err, CAP_E_LAUNCH_FAILED, "pipe: %s", strerror(errno));
   pid_t parent = getpid();
   pid_t child = fork();
   if (child < 0) {
@@ -74,8 +73,7 @@ cap_code spawn_program(const char *exe, char *const argv[], const int *child_fds
   if (n > 0) {
     while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {
     }
-    return cap_fail(err, CAP_E_LAUNCH_FAILED, "cannot execute %s: %s", exe,
-                    strerror(child_errno));
+    return cap_fail(err, CAP_E_LAUNCH_FAILED, "cannot execute %s: %s", exe, strerror(child_errno));
   }
   int fd = (int)syscall(SYS_pidfd_open, child, 0);
   if (fd < 0) {

@@ -14,7 +14,7 @@
 
 /* child_fds[i] becomes descriptor i in the child (-1: /dev/null); argv
  * NULL runs exe with argv {basename(exe)}. */
-cap_code spawn_program(const char *exe, char *const argv[], const int *child_fds, int nfds,
-                       pid_t *pid, int *pidfd, cap_error *err);
+cap_code spawn_program(const char *exe, char *const argv[], const int *child_fds, int nfds, pid_t *pid,
+                       int *pidfd, cap_error *err);
 
 #endif

@@ -53,8 +53,8 @@ __attribute__((constructor)) static void install_budget_allocator(void) {
   json_set_alloc_funcs(budget_malloc, free);
 }
 
-json_t *sj_load_bounded(const char *buf, size_t len, size_t flags, size_t budget_bytes,
-                        bool *exceeded, json_error_t *jerr) {
+json_t *sj_load_bounded(const char *buf, size_t len, size_t flags, size_t budget_bytes, bool *exceeded,
+                        json_error_t *jerr) {
   budget.on = true;
   budget.exceeded = false;
   budget.left = budget_bytes;
@@ -73,8 +73,7 @@ size_t sj_parse_budget(size_t len, const sj_limits *lim) {
   return lim->max_nodes * SJ_BYTES_PER_NODE + 4 * len + 65536;
 }
 
-static void measure(const json_t *v, size_t level, size_t *depth,
-                    size_t *nodes) {
+static void measure(const json_t *v, size_t level, size_t *depth, size_t *nodes) {
   (*nodes)++;
   if (level > *depth) *depth = level;
   if (json_is_object(v)) {
@@ -100,40 +99,38 @@ bool sj_within(const json_t *v, const sj_limits *lim) {
   return depth <= lim->max_depth && nodes <= lim->max_nodes;
 }
 
-json_t *sj_parse(const char *buf, size_t len, const sj_limits *lim,
-                 cap_code syntax_code, const char *what, cap_error *err) {
+json_t *sj_parse(const char *buf, size_t len, const sj_limits *lim, cap_code syntax_code, const char *what,
+                 cap_error *err) {
   json_error_t jerr;
   /* jansson 2.14 drops a raw NUL right after a number or literal (123<NUL>
    * parses): no NUL byte reaches it, so no two readers disagree. */
   const char *nul = memchr(buf, '\0', len);
   if (nul) {
-    cap_fail(err, syntax_code, "%s is not strict JSON: NUL byte at byte %zu", what,
-             (size_t)(nul - buf));
+    cap_fail(err, syntax_code, "%s is not strict JSON: NUL byte at byte %zu", what, (size_t)(nul - buf));
     return NULL;
   }
   /* jansson refuses "\u0000" unless JSON_ALLOW_NUL is given, and invalid
    * UTF-8 always. JSON_DECODE_ANY: scalars parse so callers can say why
    * they are wrong. */
   bool exceeded;
-  json_t *v = sj_load_bounded(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
-                              sj_parse_budget(len, lim), &exceeded, &jerr);
+  json_t *v = sj_load_bounded(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, sj_parse_budget(len, lim),
+                              &exceeded, &jerr);
   if (exceeded) {
     cap_fail(err, CAP_E_JSON_LIMIT,
              "%s exceeds JSON limits while parsing: more memory than %zu nodes may take "
-             "(max %zu nodes)", what, lim->max_nodes, lim->max_nodes);
+             "(max %zu nodes)",
+             what, lim->max_nodes, lim->max_nodes);
     return NULL;
   }
   if (!v) {
-    cap_fail(err, syntax_code, "%s is not strict JSON: %s at byte %d", what,
-             jerr.text, jerr.position);
+    cap_fail(err, syntax_code, "%s is not strict JSON: %s at byte %d", what, jerr.text, jerr.position);
     return NULL;
   }
   size_t depth, nodes;
   sj_measure(v, &depth, &nodes);
   if (depth > lim->max_depth || nodes > lim->max_nodes) {
-    cap_fail(err, CAP_E_JSON_LIMIT,
-             "%s exceeds JSON limits: depth %zu (max %zu), nodes %zu (max %zu)",
-             what, depth, lim->max_depth, nodes, lim->max_nodes);
+    cap_fail(err, CAP_E_JSON_LIMIT, "%s exceeds JSON limits: depth %zu (max %zu), nodes %zu (max %zu)", what,
+             depth, lim->max_depth, nodes, lim->max_nodes);
     json_decref(v);
     return NULL;
   }
@@ -146,9 +143,8 @@ static bool in_list(const char *key, const char *const *list) {
   return false;
 }
 
-bool sj_keys(const json_t *obj, const char *const *allowed,
-             const char *const *required, cap_code code, const char *what,
-             cap_error *err) {
+bool sj_keys(const json_t *obj, const char *const *allowed, const char *const *required, cap_code code,
+             const char *what, cap_error *err) {
   if (!json_is_object(obj)) {
     cap_fail(err, code, "%s must be a JSON object", what);
     return false;
@@ -163,16 +159,15 @@ bool sj_keys(const json_t *obj, const char *const *allowed,
   }
   for (; required && *required; required++) {
     if (!json_object_get(obj, *required)) {
-      cap_fail(err, code, "%s is missing required field \"%s\"", what,
-               *required);
+      cap_fail(err, code, "%s is missing required field \"%s\"", what, *required);
       return false;
     }
   }
   return true;
 }
 
-bool sj_opt_string(const json_t *obj, const char *key, const char **out,
-                   cap_code code, const char *what, cap_error *err) {
+bool sj_opt_string(const json_t *obj, const char *key, const char **out, cap_code code, const char *what,
+                   cap_error *err) {
   json_t *v = json_object_get(obj, key);
   if (!v) return true;
   if (!json_is_string(v)) {
@@ -183,8 +178,8 @@ bool sj_opt_string(const json_t *obj, const char *key, const char **out,
   return true;
 }
 
-bool sj_string(const json_t *obj, const char *key, const char **out,
-               cap_code code, const char *what, cap_error *err) {
+bool sj_string(const json_t *obj, const char *key, const char **out, cap_code code, const char *what,
+               cap_error *err) {
   if (!json_object_get(obj, key)) {
     cap_fail(err, code, "%s.%s is required", what, key);
     return false;
@@ -192,9 +187,8 @@ bool sj_string(const json_t *obj, const char *key, const char **out,
   return sj_opt_string(obj, key, out, code, what, err);
 }
 
-bool sj_opt_uint(const json_t *obj, const char *key, long long min,
-                 long long max, long long *out, cap_code code,
-                 const char *what, cap_error *err) {
+bool sj_opt_uint(const json_t *obj, const char *key, long long min, long long max, long long *out,
+                 cap_code code, const char *what, cap_error *err) {
   json_t *v = json_object_get(obj, key);
   if (!v) return true;
   if (!json_is_integer(v)) {
@@ -203,16 +197,15 @@ bool sj_opt_uint(const json_t *obj, const char *key, long long min,
   }
   long long n = json_integer_value(v);
   if (n < min || n > max) {
-    cap_fail(err, code, "%s.%s must be between %lld and %lld, got %lld", what,
-             key, min, max, n);
+    cap_fail(err, code, "%s.%s must be between %lld and %lld, got %lld", what, key, min, max, n);
     return false;
   }
   *out = n;
   return true;
 }
 
-bool sj_array(const json_t *obj, const char *key, json_t **out, cap_code code,
-              const char *what, cap_error *err) {
+bool sj_array(const json_t *obj, const char *key, json_t **out, cap_code code, const char *what,
+              cap_error *err) {
   json_t *v = json_object_get(obj, key);
   if (!json_is_array(v)) {
     cap_fail(err, code, "%s.%s must be an array", what, key);
@@ -226,8 +219,8 @@ char *sj_canonical(const json_t *v) {
   return json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 }
 
-json_t *sj_parse_as(const char *buf, size_t len, const sj_limits *lim, cap_code code,
-                    const char *what, cap_error *err) {
+json_t *sj_parse_as(const char *buf, size_t len, const sj_limits *lim, cap_code code, const char *what,
+                    cap_error *err) {
   cap_error inner = {0};
   json_t *v = sj_parse(buf, len, lim, code, what, &inner);
   if (!v) cap_fail(err, code, "%s", inner.message);
@@ -237,7 +230,6 @@ json_t *sj_parse_as(const char *buf, size_t len, const sj_limits *lim, cap_code 
 bool sj_array_has_string(const json_t *arr, const char *s) {
   size_t i;
   json_t *v;
-  json_array_foreach(arr, i, v) if (json_is_string(v) && strcmp(json_string_value(v), s) == 0)
-      return true;
+  json_array_foreach(arr, i, v) if (json_is_string(v) && strcmp(json_string_value(v), s) == 0) return true;
   return false;
 }

@@ -15,8 +15,8 @@
 
 /* Reads the capture pipe until EOF, the deadline, max_out bytes or the
  * cancellation. */
-static subproc_result collect(int fd, long long deadline, size_t max_out,
-                              const volatile sig_atomic_t *cancel, char *buf, size_t *len) {
+static subproc_result collect(int fd, long long deadline, size_t max_out, const volatile sig_atomic_t *cancel,
+                              char *buf, size_t *len) {
   for (;;) {
     long long left = deadline - mono_ms();
     if (left <= 0) return SUBPROC_TIMED_OUT;
@@ -32,9 +32,8 @@ static subproc_result collect(int fd, long long deadline, size_t max_out,
   }
 }
 
-subproc_result subproc_run(char *const argv[], subproc_options opt, long long timeout_ms,
-                           size_t max_out, char **out, size_t *out_len, int *exit_status,
-                           cap_error *why) {
+subproc_result subproc_run(char *const argv[], subproc_options opt, long long timeout_ms, size_t max_out,
+                           char **out, size_t *out_len, int *exit_status, cap_error *why) {
   cap_error ignored = {0};
   if (!why) why = &ignored;
   int p[2];

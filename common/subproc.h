@@ -31,8 +31,7 @@ typedef struct {
  * spawn's own error (LAUNCH_FAILED: what could not be executed, and
  * errno's words), the timeout or output bound that was hit, or the
  * cancellation (CALL_CANCELLED). */
-subproc_result subproc_run(char *const argv[], subproc_options opt, long long timeout_ms,
-                           size_t max_out, char **out, size_t *out_len, int *exit_status,
-                           cap_error *why);
+subproc_result subproc_run(char *const argv[], subproc_options opt, long long timeout_ms, size_t max_out,
+                           char **out, size_t *out_len, int *exit_status, cap_error *why);
 
 #endif

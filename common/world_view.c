@@ -13,7 +13,6 @@ json_t *runtime_world_json(void) {
   if (stat("/", &root) != 0) memset(&root, 0, sizeof root);
   char ino[24]; /* a string, as in runtime_identity_json: past 2^53 on some filesystems */
   snprintf(ino, sizeof ino, "%llu", (unsigned long long)root.st_ino);
-  return json_pack("{s:s,s:{s:I,s:s},s:I,s:I}", "mountNamespace", mnt, "root", "dev",
-                   (json_int_t)root.st_dev, "ino", ino, "uid", (json_int_t)getuid(), "gid",
-                   (json_int_t)getgid());
+  return json_pack("{s:s,s:{s:I,s:s},s:I,s:I}", "mountNamespace", mnt, "root", "dev", (json_int_t)root.st_dev,
+                   "ino", ino, "uid", (json_int_t)getuid(), "gid", (json_int_t)getgid());
 }

@@ -35,12 +35,16 @@ static void wrap(FILE *out, const char *text, size_t indent, size_t width) {
 }
 
 void cli_help_overview(FILE *out) {
-  fputs("capsule-host " CAPSULE_VERSION ": runs DeepSeek Harness capsule guests in fresh bubblewrap "
-        "cells and publishes their tools.\n\nUsage: capsule-host COMMAND [OPTIONS]\n\nCommands:\n", out);
+  fputs("capsule-host " CAPSULE_VERSION
+        ": runs DeepSeek Harness capsule guests in fresh bubblewrap "
+        "cells and publishes their tools.\n\nUsage: capsule-host COMMAND [OPTIONS]\n\nCommands:\n",
+        out);
   for (size_t i = 0; i < CLI_COMMAND_COUNT; i++)
     fprintf(out, "  %-10s %s\n", cli_commands[i].name, cli_commands[i].summary);
-  fputs("\n`capsule-host help COMMAND` (or `COMMAND --help`) shows a command's options and an "
-        "example.\nExit status: ", out);
+  fputs(
+      "\n`capsule-host help COMMAND` (or `COMMAND --help`) shows a command's options and an "
+      "example.\nExit status: ",
+      out);
   fputs(exit_status, out);
   fputs("\nThe codes and their fixes: docs/ERRORS.md; the manual: man capsule-host.\n", out);
 }
@@ -51,9 +55,12 @@ void cli_help_command(const cli_command *c, FILE *out) {
   cli_synopsis(c, synopsis + start, sizeof synopsis - start);
   /* An option and its argument stay on one line. */
   for (char *p = synopsis + start, depth = 0; *p; p++) {
-    if (*p == '[') depth++;
-    else if (*p == ']') depth--;
-    else if (*p == ' ' && (depth || p[1] != '[')) *p = '\x01';
+    if (*p == '[')
+      depth++;
+    else if (*p == ']')
+      depth--;
+    else if (*p == ' ' && (depth || p[1] != '['))
+      *p = '\x01';
   }
   wrap(out, synopsis, start, 78);
   fputc('\n', out);
@@ -74,19 +81,24 @@ void cli_help_command(const cli_command *c, FILE *out) {
 static void roff(FILE *out, const char *text) {
   if (*text == '.' || *text == '\'') fputs("\\&", out);
   for (const char *p = text; *p; p++) {
-    if (*p == '\\') fputs("\\e", out);
-    else if (*p == '-') fputs("\\-", out);
-    else fputc(*p, out);
+    if (*p == '\\')
+      fputs("\\e", out);
+    else if (*p == '-')
+      fputs("\\-", out);
+    else
+      fputc(*p, out);
   }
 }
 
 void cli_help_man_page(FILE *out) {
-  fputs(".TH CAPSULE-HOST 1 \"\" \"dsh-capsule " CAPSULE_VERSION "\" \"User Commands\"\n"
+  fputs(".TH CAPSULE-HOST 1 \"\" \"dsh-capsule " CAPSULE_VERSION
+        "\" \"User Commands\"\n"
         ".SH NAME\ncapsule-host \\- run DeepSeek Harness capsule guests in fresh bubblewrap cells\n"
         ".SH SYNOPSIS\n.B capsule-host\n.I COMMAND\n[\\fIOPTIONS\\fR]\n.SH DESCRIPTION\n"
         "capsule-host admits capsule guests (one integrity-pinned JavaScript artifact each), runs "
         "each in a fresh Linux bubblewrap cell, and publishes their tools and static system-prompt "
-        "sections. Every command prints one JSON document on stdout.\n.SH COMMANDS\n", out);
+        "sections. Every command prints one JSON document on stdout.\n.SH COMMANDS\n",
+        out);
   for (size_t i = 0; i < CLI_COMMAND_COUNT; i++) {
     const cli_command *c = &cli_commands[i];
     char synopsis[512];
@@ -115,30 +127,40 @@ void cli_help_man_page(FILE *out) {
   }
   fputs(".SH EXIT STATUS\n", out);
   roff(out, exit_status);
-  fputs("\n.SH ERRORS\nEvery failure names one of these stable codes; docs/ERRORS.md (installed in "
-        "/usr/share/doc/dsh-capsule) says what each means and how to fix it.\n.PP\n", out);
+  fputs(
+      "\n.SH ERRORS\nEvery failure names one of these stable codes; docs/ERRORS.md (installed in "
+      "/usr/share/doc/dsh-capsule) says what each means and how to fix it.\n.PP\n",
+      out);
   for (int code = 1; code < CAP_E_COUNT; code++) {
     roff(out, cap_code_name((cap_code)code));
     fputs(code + 1 < CAP_E_COUNT ? ",\n" : "\n", out);
   }
-  fputs(".SH ENVIRONMENT\n.TP\n.B CAPSULE_ATTEST_KEY\nA private key (PEM) that signs the statements "
-        "when \\-\\-key is not given.\n.TP\n.B TMPDIR\nWhere each run's staging directory is made.\n"
-        ".SH SEE ALSO\n.BR bwrap (1),\n.BR node (1)\n", out);
+  fputs(
+      ".SH ENVIRONMENT\n.TP\n.B CAPSULE_ATTEST_KEY\nA private key (PEM) that signs the statements "
+      "when \\-\\-key is not given.\n.TP\n.B TMPDIR\nWhere each run's staging directory is made.\n"
+      ".SH SEE ALSO\n.BR bwrap (1),\n.BR node (1)\n",
+      out);
 }
 
 void cli_help_bash_completion(FILE *out) {
-  fputs("# bash completion for capsule-host (generated from its command table)\n"
-        "_capsule_host() {\n"
-        "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} words\n"
-        "  if [ \"$COMP_CWORD\" -eq 1 ]; then\n    words=\"", out);
+  fputs(
+      "# bash completion for capsule-host (generated from its command table)\n"
+      "_capsule_host() {\n"
+      "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} words\n"
+      "  if [ \"$COMP_CWORD\" -eq 1 ]; then\n    words=\"",
+      out);
   for (size_t i = 0; i < CLI_COMMAND_COUNT; i++) fprintf(out, "%s%s", i ? " " : "", cli_commands[i].name);
-  fputs("\"\n    mapfile -t COMPREPLY < <(compgen -W \"$words\" -- \"$cur\")\n    return\n  fi\n"
-        "  case $prev in\n", out);
+  fputs(
+      "\"\n    mapfile -t COMPREPLY < <(compgen -W \"$words\" -- \"$cur\")\n    return\n  fi\n"
+      "  case $prev in\n",
+      out);
   /* An option that takes a path completes files (directories for DIR). */
-  fputs("    --config|--key|-o|--out) mapfile -t COMPREPLY < <(compgen -f -- \"$cur\"); return ;;\n"
-        "    --statement) mapfile -t COMPREPLY < <(compgen -d -- \"$cur\"); return ;;\n"
-        "    --algorithm) mapfile -t COMPREPLY < <(compgen -W \"ed25519 ecdsa-p256\" -- \"$cur\"); return ;;\n"
-        "    --input) return ;;\n  esac\n  case ${COMP_WORDS[1]} in\n", out);
+  fputs(
+      "    --config|--key|-o|--out) mapfile -t COMPREPLY < <(compgen -f -- \"$cur\"); return ;;\n"
+      "    --statement) mapfile -t COMPREPLY < <(compgen -d -- \"$cur\"); return ;;\n"
+      "    --algorithm) mapfile -t COMPREPLY < <(compgen -W \"ed25519 ecdsa-p256\" -- \"$cur\"); return ;;\n"
+      "    --input) return ;;\n  esac\n  case ${COMP_WORDS[1]} in\n",
+      out);
   for (size_t i = 0; i < CLI_COMMAND_COUNT; i++) {
     const cli_command *c = &cli_commands[i];
     fprintf(out, "    %s) words=\"", c->name);
@@ -148,8 +170,10 @@ void cli_help_bash_completion(FILE *out) {
       for (size_t k = 0; k < CLI_COMMAND_COUNT; k++) fprintf(out, " %s", cli_commands[k].name);
     fprintf(out, "\" ;;\n");
   }
-  fputs("  esac\n  if [[ $cur == -* ]] || [ -z \"$words\" ]; then\n"
-        "    mapfile -t COMPREPLY < <(compgen -W \"$words\" -- \"$cur\")\n  else\n"
-        "    mapfile -t COMPREPLY < <(compgen -f -W \"$words\" -- \"$cur\")\n  fi\n}\n"
-        "complete -F _capsule_host capsule-host\n", out);
+  fputs(
+      "  esac\n  if [[ $cur == -* ]] || [ -z \"$words\" ]; then\n"
+      "    mapfile -t COMPREPLY < <(compgen -W \"$words\" -- \"$cur\")\n  else\n"
+      "    mapfile -t COMPREPLY < <(compgen -f -W \"$words\" -- \"$cur\")\n  fi\n}\n"
+      "complete -F _capsule_host capsule-host\n",
+      out);
 }

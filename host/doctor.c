@@ -1,4 +1,3 @@
-#include "attest/attest.h"
 #include "doctor.h"
 
 #include <errno.h>
@@ -11,18 +10,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attest/bwrap_diagnosis.h"
-#include "kernel_abi.h"
-#include "clock.h"
-#include "node_version.h"
-#include "attest/snapshot.h"
-#include "subproc.h"
 #include "admit/staging.h"
+#include "attest/attest.h"
+#include "attest/bwrap_diagnosis.h"
+#include "attest/snapshot.h"
+#include "clock.h"
 #include "host_state.h"
+#include "kernel_abi.h"
+#include "node_version.h"
 #include "runtime_scan.h"
+#include "subproc.h"
 
 #define FIX_INSTALL_BWRAP "sudo apt-get install --yes bubblewrap"
-#define FIX_NODE "install Node.js " NODE_MIN_VERSION_TEXT " or newer (Debian's and Ubuntu's nodejs 18 lack the permission model)"
+#define FIX_NODE                           \
+  "install Node.js " NODE_MIN_VERSION_TEXT \
+  " or newer (Debian's and Ubuntu's nodejs 18 lack the permission model)"
 
 typedef struct {
   json_t *checks;
@@ -37,8 +39,7 @@ static void add(report *r, const char *check, cap_code code, const char *detail,
     r->ok = false;
   }
   json_array_append_new(r->checks, c);
-  fprintf(stderr, "capsule-host doctor: %-16s %s%s\n", check, code == CAP_OK ? "ok: " : "FAIL: ",
-          detail);
+  fprintf(stderr, "capsule-host doctor: %-16s %s%s\n", check, code == CAP_OK ? "ok: " : "FAIL: ", detail);
   if (code != CAP_OK && fix) fprintf(stderr, "    fix: %s\n", fix);
 }
 
@@ -53,8 +54,10 @@ static void warn_end_of_life(report *r, node_version v) {
       strcmp(today, eol) <= 0)
     return;
   char text[200];
-  snprintf(text, sizeof text, "Node %d reached end of life on %s: no security fix reaches it; "
-           "install Node 24 or 26 (cells run the node on PATH)", v.major, eol);
+  snprintf(text, sizeof text,
+           "Node %d reached end of life on %s: no security fix reaches it; "
+           "install Node 24 or 26 (cells run the node on PATH)",
+           v.major, eol);
   json_object_set_new(json_array_get(r->checks, json_array_size(r->checks) - 1), "warning",
                       json_string(text));
   fprintf(stderr, "    warning: %s\n", text);
@@ -74,8 +77,7 @@ static int read_sysctl(const char *path) {
  * the --ro-bind-fd probe) and keeps what it said on stderr in said. CAP_OK
  * when it ran to its end, *status its wait status; otherwise the code,
  * and said says why it did not. */
-static cap_code run_bwrap(const char *bwrap, char *const *args, int *status, char *said,
-                          size_t cap) {
+static cap_code run_bwrap(const char *bwrap, char *const *args, int *status, char *said, size_t cap) {
   said[0] = '\0';
   cap_error why = {0};
   int probe_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -90,8 +92,8 @@ static cap_code run_bwrap(const char *bwrap, char *const *args, int *status, cha
   argv[n] = NULL;
   char *out = NULL;
   size_t len = 0;
-  subproc_result rc = subproc_run(argv, (subproc_options){.capture_fd = 2, .fd3 = probe_fd},
-                                  10000, cap - 1, &out, &len, status, &why);
+  subproc_result rc = subproc_run(argv, (subproc_options){.capture_fd = 2, .fd3 = probe_fd}, 10000, cap - 1,
+                                  &out, &len, status, &why);
   close(probe_fd);
   if (rc != SUBPROC_DONE) {
     snprintf(said, cap, "%s", why.message);
@@ -105,8 +107,7 @@ static cap_code run_bwrap(const char *bwrap, char *const *args, int *status, cha
 static void diagnose_bwrap(report *r, const char *check, const char *stderr_text) {
   char detail[800];
   bwrap_diagnosis d = bwrap_diagnosis_of(stderr_text);
-  snprintf(detail, sizeof detail, "%s; bwrap said: %.600s",
-           d.cause ? d.cause : "bwrap failed", stderr_text);
+  snprintf(detail, sizeof detail, "%s; bwrap said: %.600s", d.cause ? d.cause : "bwrap failed", stderr_text);
   for (char *p = detail; *p; p++)
     if (*p == '\n') *p = ' ';
   /* Anything unrecognised is reported as a bwrap that cannot do what cells need. */
@@ -119,22 +120,34 @@ static void check_bubblewrap(report *r, const host *h) {
   file_identity bw;
   bool have_bwrap =
       runtime_which(h->cfg.bubblewrap_command, getenv("PATH"), &bw, CAP_E_BWRAP_NOT_FOUND, &err) == CAP_OK;
-  add(r, "bubblewrap", have_bwrap ? CAP_OK : err.code, have_bwrap ? bw.path : err.message,
-      FIX_INSTALL_BWRAP);
+  add(r, "bubblewrap", have_bwrap ? CAP_OK : err.code, have_bwrap ? bw.path : err.message, FIX_INSTALL_BWRAP);
   if (!have_bwrap) return;
   char out[4096];
-  char *preflight[] = {"bwrap", "--die-with-parent", "--new-session", "--unshare-all",
-                       "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--ro-bind",
-                       "/", "/", "/bin/true", NULL};
+  char *preflight[] = {"bwrap",
+                       "--die-with-parent",
+                       "--new-session",
+                       "--unshare-all",
+                       "--unshare-user",
+                       "--disable-userns",
+                       "--cap-drop",
+                       "ALL",
+                       "--ro-bind",
+                       "/",
+                       "/",
+                       "/bin/true",
+                       NULL};
   int st = -1;
   if (!run_bwrap(bw.path, preflight, &st, out, sizeof out) && st == 0)
     add(r, "bwrap-preflight", CAP_OK, "README preflight passed", NULL);
-  else diagnose_bwrap(r, "bwrap-preflight", out);
-  char *fd_probe[] = {"bwrap", "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "--tmpfs",
-                      "/tmp", "--ro-bind-fd", "3", "/tmp/probe", "/bin/true", NULL};
+  else
+    diagnose_bwrap(r, "bwrap-preflight", out);
+  char *fd_probe[] = {"bwrap",   "--unshare-all", "--unshare-user", "--ro-bind", "/",          "/",
+                      "--tmpfs", "/tmp",          "--ro-bind-fd",   "3",         "/tmp/probe", "/bin/true",
+                      NULL};
   if (!run_bwrap(bw.path, fd_probe, &st, out, sizeof out) && st == 0)
     add(r, "bwrap-ro-bind-fd", CAP_OK, "--ro-bind-fd works", NULL);
-  else diagnose_bwrap(r, "bwrap-ro-bind-fd", out);
+  else
+    diagnose_bwrap(r, "bwrap-ro-bind-fd", out);
 }
 
 static void check_userns_sysctls(report *r) {
@@ -165,8 +178,7 @@ static void check_node(report *r) {
   node_version v;
   bool ran = subproc_run(argv, SUBPROC_STDOUT, 5000, 256, &out, &len, &status, NULL) == SUBPROC_DONE;
   bool ok = ran && node_version_parse(out, &v) && node_version_supported(v);
-  snprintf(detail, sizeof detail, "%s %.*s", node.path, ran ? (int)strcspn(out, "\n") : 0,
-           ran ? out : "");
+  snprintf(detail, sizeof detail, "%s %.*s", node.path, ran ? (int)strcspn(out, "\n") : 0, ran ? out : "");
   add(r, "node", ok ? CAP_OK : CAP_E_RUNTIME_UNSUPPORTED, detail, FIX_NODE);
   if (ok) warn_end_of_life(r, v);
   free(out);
@@ -207,12 +219,16 @@ static void check_attestation_and_snapshot(report *r, host *h) {
   memset(&err, 0, sizeof err);
   cap_code built = snapshot_job(h, &snap, &err);
   if (built == CAP_OK)
-    snprintf(detail, sizeof detail, "startup snapshot built in %lld ms and a cell ran from it "
-             "(sha256 %s)", (long long)json_integer_value(json_object_get(snap, "buildMs")),
+    snprintf(detail, sizeof detail,
+             "startup snapshot built in %lld ms and a cell ran from it "
+             "(sha256 %s)",
+             (long long)json_integer_value(json_object_get(snap, "buildMs")),
              json_string_value(json_object_get(snap, "sha256")));
   else
-    snprintf(detail, sizeof detail, "no startup snapshot: serve's cells will run without "
-             "it, about 15 ms slower each: %s", err.message);
+    snprintf(detail, sizeof detail,
+             "no startup snapshot: serve's cells will run without "
+             "it, about 15 ms slower each: %s",
+             err.message);
   add(r, "startup-snapshot", built, detail, "see docs/ERRORS.md for this code");
   json_decref(snap);
 }
@@ -230,7 +246,8 @@ int doctor_run(host *h) {
   json_t *c;
   json_array_foreach(r.checks, i, c) {
     char *line = json_dumps(c, JSON_COMPACT | JSON_ENSURE_ASCII);
-    printf("  %s%s\n", line ? line : "{\"check\": \"?\", \"ok\": false}", i + 1 < json_array_size(r.checks) ? "," : "");
+    printf("  %s%s\n", line ? line : "{\"check\": \"?\", \"ok\": false}",
+           i + 1 < json_array_size(r.checks) ? "," : "");
     free(line);
   }
   puts("]}");

@@ -6,8 +6,6 @@
 /* Pointers only: declared, not included (C11 allows the repeat). */
 typedef struct host host;
 
-
-
 /* Prints {"ok":..., "checks":[{check, ok, code?, detail, fix?}]}; returns
  * the exit status (0 when every check passed). */
 int doctor_run(host *h);

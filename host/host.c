@@ -1,6 +1,8 @@
 /* Activation: open the host (config, helpers, staging), check every
  * capsule statically, attest, describe each capsule in a fresh cell, and
  * publish the registry. Calls are in call.c. */
+#include "host.h"
+
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -8,13 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cell/described_cell.h"
+#include "admit/capsule.h"
+#include "admit/describe.h"
 #include "attest/attest.h"
 #include "cell/cell.h"
+#include "cell/described_cell.h"
 #include "clock.h"
-#include "admit/describe.h"
-#include "host.h"
-#include "admit/capsule.h"
 
 /* Trusted helpers live beside the host binary (a build tree) or in
  * ../libexec/dsh-capsule from it (an installed host: make install, the
@@ -35,8 +36,10 @@ static cap_code find_helpers(host *h, cap_error *err) {
   snprintf(installed, sizeof installed, "%s/../libexec/dsh-capsule", self);
   /* Normal, as every path a launch document names must be. */
   if (realpath(installed, resolved) && helpers_in(h, resolved)) return CAP_OK;
-  return cap_fail(err, CAP_E_LAUNCH_FAILED, "capsule-launcher or capsule-probe missing beside %s and in %s "
-                  "(reinstall: make install, or the dsh-capsule package)", self, installed);
+  return cap_fail(err, CAP_E_LAUNCH_FAILED,
+                  "capsule-launcher or capsule-probe missing beside %s and in %s "
+                  "(reinstall: make install, or the dsh-capsule package)",
+                  self, installed);
 }
 
 cap_code host_open(host *h, const char *config_path, cap_error *err) {
@@ -76,8 +79,8 @@ static cap_code check_unique_tools(const host *h, cap_error *err) {
           const char *na = json_string_value(json_object_get(json_array_get(ta, i), "name"));
           const char *nb = json_string_value(json_object_get(json_array_get(tb, j), "name"));
           if (strcmp(na, nb) == 0)
-            return cap_fail(err, CAP_E_DESCRIBE_MISMATCH,
-                            "tool name \"%s\" is published by two capsules", na);
+            return cap_fail(err, CAP_E_DESCRIBE_MISMATCH, "tool name \"%s\" is published by two capsules",
+                            na);
         }
     }
   return CAP_OK;
@@ -88,8 +91,7 @@ cap_code host_admit_capsules(host *h, cap_error *err) {
   if (!h->caps) return cap_fail(err, CAP_E_INTERNAL, "out of memory");
   for (size_t i = 0; i < h->cfg.capsule_count; i++) {
     h->cap_count = i + 1;
-    if (capsule_load(&h->cfg.capsules[i], &h->cfg.limits, &h->stg, i, &h->caps[i], err))
-      return err->code;
+    if (capsule_load(&h->cfg.capsules[i], &h->cfg.limits, &h->stg, i, &h->caps[i], err)) return err->code;
   }
   return CAP_OK;
 }

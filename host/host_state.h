@@ -8,12 +8,11 @@
 #include <stdbool.h>
 
 #include "admit/config.h"
-#include "runtime_scan.h"
 #include "admit/staging.h"
+#include "runtime_scan.h"
 
 /* Pointers only: declared, not included (C11 allows the repeat). */
 typedef struct loaded_capsule loaded_capsule;
-
 
 typedef struct host {
   host_config cfg;
@@ -30,7 +29,7 @@ typedef struct host {
   const char *permission_flag;
   bool disable_sigusr1;
   long long node_reserved_data_mb; /* added to maxCellMemoryMb (node_version.h) */
-  json_t *attesting;   /* the report between the world and the cell phase */
+  json_t *attesting;               /* the report between the world and the cell phase */
   json_t *attestation;
   loaded_capsule *caps;
   size_t cap_count;

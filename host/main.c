@@ -12,22 +12,21 @@
 #include "admit/bundle_cli.h"
 #include "admit/pin_cli.h"
 #include "attest/attest.h"
-#include "statement/release_statement.h"
-#include "statement/statement_write.h"
-#include "doctor.h"
-#include "statement/signing_key.h"
 #include "call/call.h"
 #include "cli.h"
 #include "cli_help.h"
 #include "digest.h"
+#include "doctor.h"
 #include "host.h"
 #include "scaffold.h"
-#include "verify.h"
 #include "serve/serve.h"
+#include "statement/release_statement.h"
+#include "statement/signing_key.h"
+#include "statement/statement_write.h"
 #include "std_fds.h"
 #include "strict_json.h"
+#include "verify.h"
 #include "version.h"
-
 
 static staging *volatile signal_staging;
 
@@ -61,16 +60,20 @@ static void print_json_or(json_t *v, const char *fallback) {
 }
 
 static void print_json(json_t *v) {
-  print_json_or(v, "{\"ok\": false, \"error\": {\"code\": \"INTERNAL\", \"message\": "
-                   "\"the answer could not be encoded\"}}");
+  print_json_or(v,
+                "{\"ok\": false, \"error\": {\"code\": \"INTERNAL\", \"message\": "
+                "\"the answer could not be encoded\"}}");
 }
 
 static int fail(const cap_error *err) {
   char fallback[200]; /* a code name is plain ASCII */
-  snprintf(fallback, sizeof fallback, "{\"ok\": false, \"error\": {\"code\": \"%s\", "
-           "\"message\": \"(the message could not be encoded)\"}}", cap_code_name(err->code));
-  print_json_or(json_pack("{s:b,s:{s:s,s:s}}", "ok", 0, "error", "code", cap_code_name(err->code),
-                          "message", err->message), fallback);
+  snprintf(fallback, sizeof fallback,
+           "{\"ok\": false, \"error\": {\"code\": \"%s\", "
+           "\"message\": \"(the message could not be encoded)\"}}",
+           cap_code_name(err->code));
+  print_json_or(json_pack("{s:b,s:{s:s,s:s}}", "ok", 0, "error", "code", cap_code_name(err->code), "message",
+                          err->message),
+                fallback);
   fprintf(stderr, "capsule-host: %s: %s\n", cap_code_name(err->code), err->message);
   return err->code == CAP_E_USAGE ? 2 : 1;
 }
@@ -95,7 +98,8 @@ static int capsule_file_command(const cli_command *c, const cli_args *a) {
   host_config cfg;
   if (limits_for(a, &cfg, &err)) return fail(&err);
   json_t *report = NULL;
-  cap_code rc = c->id == CLI_PACK ? bundle_cli_pack(a->positional, a->value[CLI_OPT_OUT_FILE], &cfg.limits, &report, &err)
+  cap_code rc = c->id == CLI_PACK
+                    ? bundle_cli_pack(a->positional, a->value[CLI_OPT_OUT_FILE], &cfg.limits, &report, &err)
                 : c->id == CLI_PIN ? pin_cli_run(a->positional, &cfg.limits, &report, &err)
                                    : bundle_cli_inspect(a->positional, &cfg.limits, &report, &err);
   config_free(&cfg);
@@ -153,9 +157,9 @@ static json_t *activation_summary(const host *h) {
   json_array_foreach(json_object_get(reg, "tools"), i, v)
       json_array_append_new(tools, json_pack("{s:O,s:O}", "name", json_object_get(v, "name"), "capsuleId",
                                              json_object_get(v, "capsuleId")));
-  json_array_foreach(json_object_get(reg, "promptSections"), i, v)
-      json_array_append_new(sections, json_pack("{s:O,s:O}", "id", json_object_get(v, "id"), "capsuleId",
-                                                json_object_get(v, "capsuleId")));
+  json_array_foreach(json_object_get(reg, "promptSections"), i, v) json_array_append_new(
+      sections,
+      json_pack("{s:O,s:O}", "id", json_object_get(v, "id"), "capsuleId", json_object_get(v, "capsuleId")));
   json_decref(reg);
   char *world = json_dumps(h->attestation, JSON_COMPACT | JSON_SORT_KEYS);
   char hex[SHA256_HEX_LEN + 1] = "";
@@ -190,10 +194,10 @@ static int call_once(host *h, const cli_args *a, json_t *input, cap_error *err) 
 /* After a successful activation: what each command does with it. */
 static int activated(const cli_command *c, host *h, const cli_args *a, json_t *input, cap_error *err) {
   switch (c->id) {
-  case CLI_SERVE: return serve_run(h);
-  case CLI_ACTIVATE: return print_activation(h, a);
-  case CLI_CALL: return call_once(h, a, input, err);
-  default: print_json(json_pack("{s:b,s:O}", "ok", 1, "attestation", h->attestation)); return 0;
+    case CLI_SERVE: return serve_run(h);
+    case CLI_ACTIVATE: return print_activation(h, a);
+    case CLI_CALL: return call_once(h, a, input, err);
+    default: print_json(json_pack("{s:b,s:O}", "ok", 1, "attestation", h->attestation)); return 0;
   }
 }
 
@@ -218,7 +222,8 @@ static int host_command(const cli_command *c, const cli_args *a) {
   h.statement_key = key_path;
   if (statements && statement_write_preflight(&h, &err)) goto out;
   if (c->id == CLI_ATTEST && statements && a->value[CLI_OPT_CONFIG])
-    fprintf(stderr, "capsule-host: attest --config --statement activates the config's capsules too: "
+    fprintf(stderr,
+            "capsule-host: attest --config --statement activates the config's capsules too: "
             "each summary records an activation\n");
   if (c->id == CLI_DOCTOR) {
     status = doctor_run(&h);
@@ -258,23 +263,24 @@ static int help_command(const cli_args *a) {
 
 static int run(const cli_command *c, const cli_args *a) {
   switch (c->id) {
-  case CLI_PACK:
-  case CLI_INSPECT:
-  case CLI_PIN: return capsule_file_command(c, a);
-  case CLI_KEYGEN: return keygen_command(a);
-  case CLI_NEW: return new_command(a);
-  case CLI_VERIFY: return verify_command(a);
-  case CLI_SIGN_RELEASE: return sign_release_command(a);
-  case CLI_DEFAULTS: return print_ok(config_table_json()); /* fields, defaults, bounds */
-  case CLI_VERSION: puts(CAPSULE_VERSION); return 0;
-  case CLI_HELP: return help_command(a);
-  default: return host_command(c, a);
+    case CLI_PACK:
+    case CLI_INSPECT:
+    case CLI_PIN: return capsule_file_command(c, a);
+    case CLI_KEYGEN: return keygen_command(a);
+    case CLI_NEW: return new_command(a);
+    case CLI_VERIFY: return verify_command(a);
+    case CLI_SIGN_RELEASE: return sign_release_command(a);
+    case CLI_DEFAULTS: return print_ok(config_table_json()); /* fields, defaults, bounds */
+    case CLI_VERSION: puts(CAPSULE_VERSION); return 0;
+    case CLI_HELP: return help_command(a);
+    default: return host_command(c, a);
   }
 }
 
 int main(int argc, char **argv) {
   if (!std_fds_ensure_open()) {
-    static const char msg[] = "capsule-host: a standard descriptor is closed and /dev/null cannot be opened\n";
+    static const char msg[] =
+        "capsule-host: a standard descriptor is closed and /dev/null cannot be opened\n";
     if (write(2, msg, sizeof msg - 1) < 0) return 1; /* stderr may be the closed one */
     return 1;
   }

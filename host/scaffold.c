@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "digest.h"
-#include "scaffold_guest_sdk_mjs.h"
 #include "safe_open.h"
+#include "scaffold_guest_sdk_mjs.h"
 
 /* The one tool and section of a new capsule; %s is the capsule's id. */
 static const char guest_body[] =
@@ -92,7 +92,8 @@ static int empty_dir(const char *dir, bool *made_dir, cap_error *err) {
   }
   int fd = so_open(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY);
   if (fd < 0) {
-    cap_fail(err, CAP_E_USAGE, "new: %s: %s", dir, errno == ENOTDIR ? "is not a directory" : so_open_errno_text(errno));
+    cap_fail(err, CAP_E_USAGE, "new: %s: %s", dir,
+             errno == ENOTDIR ? "is not a directory" : so_open_errno_text(errno));
     return -1;
   }
   int probe = dup(fd);
@@ -111,22 +112,26 @@ static int empty_dir(const char *dir, bool *made_dir, cap_error *err) {
 
 /* What a new capsule holds, in the order it is written (and removed, the
  * other way, if writing fails part way). */
-static const char *const made[] = {"src/guest.mjs", "guest.mjs", "capsule.json", "capsules.json",
-                                   "package.json", ".gitignore"};
+static const char *const made[] = {"src/guest.mjs", "guest.mjs",    "capsule.json",
+                                   "capsules.json", "package.json", ".gitignore"};
 #define MADE_COUNT (sizeof made / sizeof made[0])
 
 static cap_code write_all(int dirfd, const char *dir, const char *id, char *hex, cap_error *err) {
   char text[8192], built[sizeof text + 4096];
   /* The guest as its author edits it, and built: the SDK and it in one file. */
-  int body = snprintf(text, sizeof text, "// A capsule guest: one tool, one prompt section.\n"
+  int body = snprintf(text, sizeof text,
+                      "// A capsule guest: one tool, one prompt section.\n"
                       "import { runCapsuleGuest } from \"dsh-capsule-guest\";\n\n");
   body += snprintf(text + body, sizeof text - (size_t)body, guest_body, id);
-  int n = snprintf(built, sizeof built, "// Built by capsule-host new: the dsh-capsule-guest SDK and "
-                   "src/guest.mjs in one file.\n// `npm run build` rebuilds it with esbuild and pins it.\n%.*s\n",
-                   (int)scaffold_guest_sdk_mjs_len, (const char *)scaffold_guest_sdk_mjs);
+  int n =
+      snprintf(built, sizeof built,
+               "// Built by capsule-host new: the dsh-capsule-guest SDK and "
+               "src/guest.mjs in one file.\n// `npm run build` rebuilds it with esbuild and pins it.\n%.*s\n",
+               (int)scaffold_guest_sdk_mjs_len, (const char *)scaffold_guest_sdk_mjs);
   n += snprintf(built + n, sizeof built - (size_t)n, guest_body, id);
   digest_sha256_hex(built, (size_t)n, hex);
-  if (mkdirat(dirfd, "src", 0755) != 0) return cap_fail(err, CAP_E_USAGE, "new: cannot make src: %s", strerror(errno));
+  if (mkdirat(dirfd, "src", 0755) != 0)
+    return cap_fail(err, CAP_E_USAGE, "new: cannot make src: %s", strerror(errno));
   int src = so_open(dirfd, "src", O_PATH | O_DIRECTORY);
   if (src < 0) return cap_fail(err, CAP_E_USAGE, "new: cannot open src");
   cap_code rc = write_file(src, "guest.mjs", text, (size_t)body, err);
@@ -159,8 +164,8 @@ cap_code scaffold_write(const char *dir, json_t **report, cap_error *err) {
   }
   close(dirfd);
   if (!rc)
-    *report = json_pack("{s:s,s:s,s:s,s:s,s:[s,s,s,s,s,s]}", "capsule", dir, "id", id, "config",
-                        "capsules.json", "sha256", hex, "files", made[0], made[1], made[2], made[3], made[4],
-                        made[5]);
+    *report =
+        json_pack("{s:s,s:s,s:s,s:s,s:[s,s,s,s,s,s]}", "capsule", dir, "id", id, "config", "capsules.json",
+                  "sha256", hex, "files", made[0], made[1], made[2], made[3], made[4], made[5]);
   return rc;
 }

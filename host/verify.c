@@ -1,22 +1,23 @@
 /* capsule-host verify: a signed statement checked as a reviewer would,
  * and (with a config) against the capsules and the world of this machine:
  * a command over a whole host, like activation. */
+#include "verify.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "admit/capsule.h"
 #include "attest/attest.h"
 #include "digest.h"
-#include "admit/capsule.h"
-#include "statement/world_predicate.h"
-#include "statement/dsse.h"
 #include "host.h"
-#include "verify.h"
 #include "safe_open.h"
+#include "statement/dsse.h"
 #include "statement/signing_key.h"
 #include "statement/statement.h"
+#include "statement/world_predicate.h"
 
 static cap_code read_envelope_file(const char *path, char **text, size_t *len, cap_error *err) {
   struct stat st;
@@ -27,8 +28,8 @@ static cap_code read_envelope_file(const char *path, char **text, size_t *len, c
   so_read_result r = so_read_bounded(fd, DSSE_MAX_BYTES, text, len);
   close(fd);
   if (r == SO_READ_TOO_LARGE)
-    return cap_fail(err, CAP_E_ENVELOPE_INVALID, "%s is larger than the %u bytes an envelope may have",
-                    path, DSSE_MAX_BYTES);
+    return cap_fail(err, CAP_E_ENVELOPE_INVALID, "%s is larger than the %u bytes an envelope may have", path,
+                    DSSE_MAX_BYTES);
   return r == SO_READ_OK ? CAP_OK : cap_fail(err, CAP_E_ENVELOPE_INVALID, "%s cannot be read", path);
 }
 
@@ -44,10 +45,12 @@ static cap_code summary_passed(const json_t *statement, cap_error *err) {
   const json_t *failure = json_object_get(p, "failure");
   const char *code = json_string_value(json_object_get(failure, "code"));
   const char *why = json_string_value(json_object_get(failure, "message"));
-  return cap_fail(err, CAP_E_VERIFICATION_FAILED, "the summary is validly signed and records a FAILED "
-                  "verification of %.200s: %.60s: %.200s",
-                  json_string_value(json_object_get(json_array_get(json_object_get(statement, "subject"), 0), "name")),
-                  code ? code : "no code", why ? why : "no reason");
+  return cap_fail(
+      err, CAP_E_VERIFICATION_FAILED,
+      "the summary is validly signed and records a FAILED "
+      "verification of %.200s: %.60s: %.200s",
+      json_string_value(json_object_get(json_array_get(json_object_get(statement, "subject"), 0), "name")),
+      code ? code : "no code", why ? why : "no reason");
 }
 
 /* The subjects the config admits here for this statement: the world's
@@ -59,7 +62,8 @@ static json_t *expected_subjects(const host *h, const json_t *statement, cap_err
     if (world_predicate_subjects(h, &want, err)) return NULL;
     return want;
   }
-  const char *first = json_string_value(json_object_get(json_array_get(json_object_get(statement, "subject"), 0), "name"));
+  const char *first =
+      json_string_value(json_object_get(json_array_get(json_object_get(statement, "subject"), 0), "name"));
   const char *slash = first ? strchr(first, '/') : NULL;
   want = json_array();
   for (size_t i = 0; slash && i < h->cap_count; i++)
@@ -82,10 +86,13 @@ static cap_code check_policy(const host *h, const json_t *statement, cap_error *
   const char *got = json_string_value(json_object_get(json_object_get(policy, "digest"), "sha256"));
   /* The canonical digest; a summary written before names the file's bytes. */
   if (got && (strcmp(got, h->cfg.sha256) == 0 || strcmp(got, h->cfg.bytes_sha256) == 0)) return CAP_OK;
-  return cap_fail(err, CAP_E_POLICY_DRIFT, "the summary was verified under the config with sha256 %.64s "
-                  "(%.200s), not under %s (sha256 %s)", got ? got : "(none)",
-                  json_string_value(json_object_get(policy, "uri")) ? json_string_value(json_object_get(policy, "uri"))
-                                                                     : "no uri",
+  return cap_fail(err, CAP_E_POLICY_DRIFT,
+                  "the summary was verified under the config with sha256 %.64s "
+                  "(%.200s), not under %s (sha256 %s)",
+                  got ? got : "(none)",
+                  json_string_value(json_object_get(policy, "uri"))
+                      ? json_string_value(json_object_get(policy, "uri"))
+                      : "no uri",
                   h->cfg.path, h->cfg.sha256);
 }
 
@@ -137,13 +144,15 @@ cap_code verify_attestation(const char *path, const char *public_key, const char
   bool release = !rc && strcmp(json_string_value(json_object_get(statement, "predicateType")),
                                RELEASE_PREDICATE_TYPE) == 0;
   if (release && config)
-    rc = cap_fail(err, CAP_E_USAGE, "a release statement names a tarball, not capsules: check it with "
+    rc = cap_fail(err, CAP_E_USAGE,
+                  "a release statement names a tarball, not capsules: check it with "
                   "--subject TARBALL, without --config");
   free(text);
   dsse_parsed_free(&p);
-  json_t *out = rc ? NULL : json_pack("{s:s,s:O,s:s}", "predicateType",
-                                      json_string_value(json_object_get(statement, "predicateType")),
-                                      "subject", json_object_get(statement, "subject"), "keyid", key.keyid);
+  json_t *out = rc ? NULL
+                   : json_pack("{s:s,s:O,s:s}", "predicateType",
+                               json_string_value(json_object_get(statement, "predicateType")), "subject",
+                               json_object_get(statement, "subject"), "keyid", key.keyid);
   signing_key_free(&key);
   if (!rc && config) {
     host h;
@@ -154,7 +163,8 @@ cap_code verify_attestation(const char *path, const char *public_key, const char
     if (!rc && !(want = expected_subjects(&h, statement, err))) rc = err->code;
     if (!rc) rc = statement_subjects_match(statement, want, err);
     json_decref(want);
-    bool world = strcmp(json_string_value(json_object_get(statement, "predicateType")), WORLD_PREDICATE_TYPE) == 0;
+    bool world =
+        strcmp(json_string_value(json_object_get(statement, "predicateType")), WORLD_PREDICATE_TYPE) == 0;
     if (!rc) rc = world ? check_world(&h, statement, out, err) : check_policy(&h, statement, err);
     host_close(&h);
   }

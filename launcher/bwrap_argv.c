@@ -47,18 +47,16 @@ void argv_list_free(argv_list *list) {
   list->count = 0;
 }
 
-cap_code bwrap_argv_build(const launch_doc *doc, const int *mount_fds, int seccomp_fd,
-                          argv_list *l, cap_error *err) {
+cap_code bwrap_argv_build(const launch_doc *doc, const int *mount_fds, int seccomp_fd, argv_list *l,
+                          cap_error *err) {
   static const char *const fixed[] = {
       "bwrap",
       /* Fresh user, PID, mount, network, IPC, UTS (and cgroup) namespaces;
        * --unshare-user makes the user namespace mandatory, not "try". */
-      "--unshare-all", "--unshare-user", "--disable-userns",
-      "--cap-drop", "ALL", "--die-with-parent", "--new-session",
-      "--clearenv", "--setenv", "HOME", "/tmp", "--setenv", "PATH", "/runtime",
+      "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--die-with-parent",
+      "--new-session", "--clearenv", "--setenv", "HOME", "/tmp", "--setenv", "PATH", "/runtime",
       /* The new UTS namespace starts as a copy of the host's: rename it. */
-      "--hostname", LAUNCH_CELL_HOSTNAME,
-      "--proc", "/proc", "--dev", "/dev", NULL};
+      "--hostname", LAUNCH_CELL_HOSTNAME, "--proc", "/proc", "--dev", "/dev", NULL};
   l->count = 0;
   l->items[0] = NULL;
   bool ok = true;
@@ -68,8 +66,7 @@ cap_code bwrap_argv_build(const launch_doc *doc, const int *mount_fds, int secco
   const char *guest_dest = NULL;
   bool snapshot = false;
   for (size_t i = 0; i < doc->mount_count && ok; i++) {
-    ok = push(l, "--ro-bind-fd") && push_num(l, mount_fds[i]) &&
-         push(l, doc->mounts[i].dest);
+    ok = push(l, "--ro-bind-fd") && push_num(l, mount_fds[i]) && push(l, doc->mounts[i].dest);
     if (doc->mounts[i].label == LD_GUEST) guest_dest = doc->mounts[i].dest;
     if (doc->mounts[i].label == LD_SNAPSHOT) snapshot = true;
   }

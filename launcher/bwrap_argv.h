@@ -12,8 +12,8 @@ typedef struct {
 /* Builds the full bwrap argv (argv[0] = "bwrap"). mount_fds[i] is the
  * verified descriptor of doc->mounts[i]; seccomp_fd holds the BPF filter.
  * Strings are malloc'd. */
-cap_code bwrap_argv_build(const launch_doc *doc, const int *mount_fds, int seccomp_fd,
-                          argv_list *out, cap_error *err);
+cap_code bwrap_argv_build(const launch_doc *doc, const int *mount_fds, int seccomp_fd, argv_list *out,
+                          cap_error *err);
 void argv_list_free(argv_list *list);
 
 #endif

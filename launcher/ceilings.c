@@ -21,8 +21,8 @@ static cap_code lower(int resource, const char *name, rlim_t soft, rlim_t hard, 
 cap_code ceilings_apply(const ld_ceilings *c, int highest_fd, cap_error *err) {
   if ((long long)highest_fd + CEILINGS_BWRAP_FD_MARGIN >= c->open_files)
     return cap_fail(err, CAP_E_LAUNCH_DOC_INVALID,
-                    "ceilings.openFiles %lld leaves bwrap no descriptors (highest fd %d)",
-                    c->open_files, highest_fd);
+                    "ceilings.openFiles %lld leaves bwrap no descriptors (highest fd %d)", c->open_files,
+                    highest_fd);
   rlim_t mem = (rlim_t)c->memory_bytes, cpu = (rlim_t)c->cpu_seconds;
   rlim_t fsize = (rlim_t)c->file_bytes, nofile = (rlim_t)c->open_files;
   cap_code rc = lower(RLIMIT_DATA, "RLIMIT_DATA", mem, mem, err);

@@ -16,13 +16,12 @@
 
 /* Opens path without symlinks as O_PATH and checks it is the regular file
  * the host staged (same device and inode). */
-static int open_verified(int dirfd, const char *path, unsigned long long dev,
-                         unsigned long long ino, const char *what,
-                         cap_error *err) {
+static int open_verified(int dirfd, const char *path, unsigned long long dev, unsigned long long ino,
+                         const char *what, cap_error *err) {
   int fd = so_open(dirfd, path, O_PATH);
   if (fd < 0) {
-    cap_fail(err, CAP_E_LAUNCH_SOURCE_MISMATCH, "%s %s: cannot open without symlinks: %s",
-             what, path, strerror(errno));
+    cap_fail(err, CAP_E_LAUNCH_SOURCE_MISMATCH, "%s %s: cannot open without symlinks: %s", what, path,
+             strerror(errno));
     return -1;
   }
   struct stat st;
@@ -33,8 +32,8 @@ static int open_verified(int dirfd, const char *path, unsigned long long dev,
     return -1;
   }
   if ((unsigned long long)st.st_dev != dev || (unsigned long long)st.st_ino != ino) {
-    cap_fail(err, CAP_E_LAUNCH_SOURCE_MISMATCH,
-             "%s %s is not the file the host verified (dev/inode changed)", what, path);
+    cap_fail(err, CAP_E_LAUNCH_SOURCE_MISMATCH, "%s %s is not the file the host verified (dev/inode changed)",
+             what, path);
     close(fd);
     return -1;
   }
@@ -68,8 +67,7 @@ static int seccomp_fd_matching(const char *expected, cap_error *err) {
   size_t got = 0;
   char hex[SHA256_HEX_LEN + 1];
   bool ok = so_read_bounded(fd, len, &bpf, &got) == SO_READ_OK && got == len &&
-            digest_sha256_hex(bpf, got, hex) && strcmp(hex, expected) == 0 &&
-            lseek(fd, 0, SEEK_SET) == 0;
+            digest_sha256_hex(bpf, got, hex) && strcmp(hex, expected) == 0 && lseek(fd, 0, SEEK_SET) == 0;
   free(bpf);
   if (!ok) {
     close(fd);
@@ -114,8 +112,8 @@ cap_code launch_prepare(int doc_fd, size_t max_doc_bytes, launch_plan *plan, cap
   if (parsed != CAP_OK) return parsed;
   plan->doc_parsed = true;
 
-  plan->bwrap_fd = open_verified(AT_FDCWD, plan->doc.bwrap_path, plan->doc.bwrap_dev,
-                                 plan->doc.bwrap_ino, "bwrap", err);
+  plan->bwrap_fd =
+      open_verified(AT_FDCWD, plan->doc.bwrap_path, plan->doc.bwrap_dev, plan->doc.bwrap_ino, "bwrap", err);
   if (plan->bwrap_fd < 0) return err->code;
   for (size_t i = 0; i < plan->doc.mount_count; i++) {
     int fd = open_mount_source(&plan->doc.mounts[i], err);

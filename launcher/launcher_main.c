@@ -2,8 +2,8 @@
  * bwrap with descriptor mounts only, an empty environment and no inherited
  * descriptors but the protocol pipes. See common/launch_contract.h for the contract. */
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,15 +12,14 @@
 
 #include "cap_error.h"
 #include "ceilings.h"
-#include "launch_prepare.h"
 #include "launch_contract.h"
+#include "launch_prepare.h"
 #include "safe_open.h"
 
 #define LAUNCHER_EXIT_FAILURE 127
 
 static void report_and_exit(const cap_error *err) {
-  json_t *o = json_pack("{s:s,s:s}", "code", cap_code_name(err->code),
-                        "message", err->message);
+  json_t *o = json_pack("{s:s,s:s}", "code", cap_code_name(err->code), "message", err->message);
   char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
   if (text) {
     so_write_all(LAUNCHER_STATUS_FD, text, strlen(text));
@@ -30,7 +29,9 @@ static void report_and_exit(const cap_error *err) {
   _exit(LAUNCHER_EXIT_FAILURE);
 }
 
-static void keep_across_exec(int fd) { fcntl(fd, F_SETFD, 0); }
+static void keep_across_exec(int fd) {
+  fcntl(fd, F_SETFD, 0);
+}
 
 int main(void) {
   cap_error err = {0};

@@ -13,10 +13,10 @@
 
 #include "frame.h"
 #include "runtime_scan.h"
-#include "world_view.h"
 #include "safe_open.h"
 #include "strict_json.h"
 #include "subproc.h"
+#include "world_view.h"
 
 #define PROBE_MAX_FRAME (1u << 20)
 
@@ -53,8 +53,7 @@ static const char *node_version(const char *node) {
   size_t len = 0;
   int status = 0;
   /* No version is the report's answer when node cannot run: the host compares. */
-  if (subproc_run(argv, SUBPROC_STDOUT, 3000, 256, &out, &len, &status, NULL) != SUBPROC_DONE)
-    return "";
+  if (subproc_run(argv, SUBPROC_STDOUT, 3000, 256, &out, &len, &status, NULL) != SUBPROC_DONE) return "";
   snprintf(version, sizeof version, "%.*s", (int)strcspn(out, "\r\n"), out);
   free(out);
   return version;
@@ -76,11 +75,10 @@ int main(void) {
     return 3;
   }
   json_t *report = runtime_world_json();
-  json_t *runtime = json_pack("{s:s,s:s,s:o,s:s,s:o,s:o}", "type", "attest.world.result",
-                                       "challenge", challenge, "node",
-                                       runtime_identity_json(&view.executable), "nodeVersion",
-                                       node_version(node), "bwrap", runtime_identity_json(&bw),
-                                       "sharedObjects", runtime_objects_json(&view));
+  json_t *runtime =
+      json_pack("{s:s,s:s,s:o,s:s,s:o,s:o}", "type", "attest.world.result", "challenge", challenge, "node",
+                runtime_identity_json(&view.executable), "nodeVersion", node_version(node), "bwrap",
+                runtime_identity_json(&bw), "sharedObjects", runtime_objects_json(&view));
   json_object_update(report, runtime);
   json_decref(runtime);
   send_frame(report);

@@ -9,19 +9,22 @@
 #include "unit.h"
 
 #define SHA "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-#define VALID                                                                               \
-  "{\"protocol\":\"dsh-capsule-launch/0\","                                                 \
-  "\"bwrap\":{\"path\":\"/usr/bin/bwrap\",\"dev\":1,\"ino\":2},\"tmpfsBytes\":65536,"        \
-  "\"node\":{\"permissionFlag\":\"--experimental-permission\",\"maxOldSpaceSizeMb\":64,"    \
-  "\"disableSigusr1\":false},\"seccompSha256\":\"" SHA "\","                                \
-  "\"ceilings\":{\"memoryBytes\":268435456,\"cpuSeconds\":10,\"fileBytes\":1048576,"        \
-  "\"openFiles\":128},\"mounts\":["                                                         \
+#define VALID                                                                                            \
+  "{\"protocol\":\"dsh-capsule-launch/0\","                                                              \
+  "\"bwrap\":{\"path\":\"/usr/bin/bwrap\",\"dev\":1,\"ino\":2},\"tmpfsBytes\":65536,"                    \
+  "\"node\":{\"permissionFlag\":\"--experimental-permission\",\"maxOldSpaceSizeMb\":64,"                 \
+  "\"disableSigusr1\":false},\"seccompSha256\":\"" SHA                                                   \
+  "\","                                                                                                  \
+  "\"ceilings\":{\"memoryBytes\":268435456,\"cpuSeconds\":10,\"fileBytes\":1048576,"                     \
+  "\"openFiles\":128},\"mounts\":["                                                                      \
   "{\"label\":\"runtime\",\"source\":\"/usr/bin/node\",\"dest\":\"/runtime/node\",\"dev\":1,\"ino\":3}," \
-  "{\"label\":\"loader\",\"source\":\"/s/cell-loader.cjs\",\"dest\":\"/tmp/.capsule/cell-loader.cjs\"," \
-  "\"dev\":1,\"ino\":6,\"sha256\":\"" SHA "\"},"                                            \
-  "{\"label\":\"guest\",\"source\":\"/s/guest-0.mjs\",\"dest\":\"/guest/guest.mjs\",\"dev\":1," \
-  "\"ino\":4,\"sha256\":\"" SHA "\"},"                                                      \
-  "{\"label\":\"workspace-read\",\"root\":\"/ws\",\"path\":\"ref/a.txt\","                  \
+  "{\"label\":\"loader\",\"source\":\"/s/cell-loader.cjs\",\"dest\":\"/tmp/.capsule/cell-loader.cjs\","  \
+  "\"dev\":1,\"ino\":6,\"sha256\":\"" SHA                                                                \
+  "\"},"                                                                                                 \
+  "{\"label\":\"guest\",\"source\":\"/s/guest-0.mjs\",\"dest\":\"/guest/guest.mjs\",\"dev\":1,"          \
+  "\"ino\":4,\"sha256\":\"" SHA                                                                          \
+  "\"},"                                                                                                 \
+  "{\"label\":\"workspace-read\",\"root\":\"/ws\",\"path\":\"ref/a.txt\","                               \
   "\"dest\":\"/workspace/ref/a.txt\",\"dev\":1,\"ino\":5}]}"
 
 static inline cap_code parse_text(const char *text, launch_doc *doc) {

@@ -66,7 +66,8 @@ static void world(void **state) {
 
 static void cell(void **state) {
   (void)state;
-  json_t *r = unit_json("{\"type\":\"attest.result\",\"challenge\":\"" CHALLENGE "\",\"version\":\"v20.20.2\","
+  json_t *r = unit_json("{\"type\":\"attest.result\",\"challenge\":\"" CHALLENGE
+                        "\",\"version\":\"v20.20.2\","
                         "\"execPath\":\"/runtime/node\",\"sharedObjects\":[\"linux-vdso.so.1\","
                         "\"/lib/x86_64-linux-gnu/libc.so.6\"],\"pid\":2,\"uid\":0,\"gid\":0,"
                         "\"permissionModel\":true,\"snapshot\":false,\"permissionScopes\":{\"fs.read\":"
@@ -75,7 +76,8 @@ static void cell(void **state) {
   cap_error err = {0};
   assert_int_equal(attest_report_check_cell(&node, "v20.20.2", false, r, CHALLENGE, &err), CAP_OK);
   /* The snapshot must be in use exactly when the host mounted one. */
-  assert_int_equal(attest_report_check_cell(&node, "v20.20.2", true, r, CHALLENGE, &err), CAP_E_ATTEST_WORLD_MISMATCH);
+  assert_int_equal(attest_report_check_cell(&node, "v20.20.2", true, r, CHALLENGE, &err),
+                   CAP_E_ATTEST_WORLD_MISMATCH);
   assert_int_equal(attest_report_check_cell(&node, "v22.0.0", false, r, CHALLENGE, &(cap_error){0}),
                    CAP_E_ATTEST_WORLD_MISMATCH);
   struct {
@@ -89,8 +91,10 @@ static void cell(void **state) {
       {"permissionModel", "false", CAP_E_ATTEST_WORLD_MISMATCH},
       {"snapshot", "\"no\"", CAP_E_ATTEST_WORLD_MISMATCH},
       /* The scopes the threat model names must be refused; net is recorded. */
-      {"permissionScopes", "{\"fs.read\":\"denied\",\"fs.write\":\"denied\",\"child\":\"denied\","
-                           "\"worker\":\"allowed\"}", CAP_E_ATTEST_WORLD_MISMATCH},
+      {"permissionScopes",
+       "{\"fs.read\":\"denied\",\"fs.write\":\"denied\",\"child\":\"denied\","
+       "\"worker\":\"allowed\"}",
+       CAP_E_ATTEST_WORLD_MISMATCH},
       {"permissionScopes", "{\"fs.read\":\"denied\",\"fs.write\":\"denied\",\"child\":\"denied\"}",
        CAP_E_ATTEST_WORLD_MISMATCH},
       {"permissionScopes", "[]", CAP_E_ATTEST_OUTPUT_INVALID},
@@ -101,7 +105,8 @@ static void cell(void **state) {
     json_object_set_new(m, mutations[i].key, unit_json(mutations[i].value));
     memset(&err, 0, sizeof err);
     cap_code rc = attest_report_check_cell(&node, "v20.20.2", false, m, CHALLENGE, &err);
-    if (rc != mutations[i].code) fail_msg("%s=%s: %s", mutations[i].key, mutations[i].value, cap_code_name(rc));
+    if (rc != mutations[i].code)
+      fail_msg("%s=%s: %s", mutations[i].key, mutations[i].value, cap_code_name(rc));
     json_decref(m);
   }
   json_decref(r);

@@ -17,7 +17,8 @@ static void diagnoses(void **state) {
       {"bwrap: setting up uid map: Permission denied", FIX_APPARMOR},
       {"bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted", FIX_APPARMOR},
       {"bwrap: No permissions to creating new namespace, likely because the kernel does not allow "
-       "non-privileged user namespaces", FIX_SYSCTL_CLONE},
+       "non-privileged user namespaces",
+       FIX_SYSCTL_CLONE},
       {"bwrap: Creating new namespace failed: No space left on device", FIX_SYSCTL_MAX},
       {"bwrap: Creating new namespace failed: Operation not permitted", FIX_APPARMOR},
   };

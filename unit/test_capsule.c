@@ -33,7 +33,8 @@ static void manifest_text(char *out, size_t cap, const char *id, const char *dig
   snprintf(out, cap,
            "{\"protocol\":\"dsh-capsule/0\",\"id\":\"%s\",\"entry\":\"guest.mjs\",\"integrity\":"
            "{\"sha256\":\"%s\"},\"contributes\":{\"tools\":[\"echo\"],\"promptSections\":[]},"
-           "\"requests\":[]}", id, digest);
+           "\"requests\":[]}",
+           id, digest);
 }
 
 /* Writes a bundle of the manifest and (name, bytes); returns its path. */
@@ -82,11 +83,13 @@ static void bundles_are_admitted_whole_or_not_at_all(void **state) {
   manifest_text(wrong_digest, sizeof wrong_digest, "x.cap",
                 "0000000000000000000000000000000000000000000000000000000000000000");
   assert_int_equal(admit(pack("ok.tar.gz", good, "guest.mjs", artifact), "x.cap"), CAP_OK);
-  assert_int_equal(admit(pack("ok2.tar.gz", good, "guest.mjs", artifact), NULL), CAP_OK); /* inspect: no policy */
+  assert_int_equal(admit(pack("ok2.tar.gz", good, "guest.mjs", artifact), NULL),
+                   CAP_OK); /* inspect: no policy */
   assert_int_equal(admit(pack("id.tar.gz", good, "guest.mjs", artifact), "y.cap"), CAP_E_POLICY_ID_MISMATCH);
   assert_int_equal(admit(pack("pin.tar.gz", wrong_digest, "guest.mjs", artifact), "x.cap"),
                    CAP_E_INTEGRITY_MISMATCH);
-  assert_int_equal(admit(pack("name.tar.gz", good, "other.mjs", artifact), "x.cap"), CAP_E_BUNDLE_EXTRA_ENTRY);
+  assert_int_equal(admit(pack("name.tar.gz", good, "other.mjs", artifact), "x.cap"),
+                   CAP_E_BUNDLE_EXTRA_ENTRY);
   char missing[128];
   snprintf(missing, sizeof missing, "%s/missing.tar.gz", dir);
   assert_int_equal(admit(missing, "x.cap"), CAP_E_BUNDLE_OPEN);
@@ -107,7 +110,8 @@ static void bundle_bytes_round_trip_and_garbage_is_refused(void **state) {
   assert_string_equal(b.other_name, "guest.mjs");
   bundle_contents_free(&b);
   static const char garbage[] = "\x1f\x8b\x08\x00not really gzip";
-  assert_int_equal(bundle_read_memory(garbage, sizeof garbage - 1, &cfg.limits, &b, &err), CAP_E_BUNDLE_FORMAT);
+  assert_int_equal(bundle_read_memory(garbage, sizeof garbage - 1, &cfg.limits, &b, &err),
+                   CAP_E_BUNDLE_FORMAT);
   bundle_contents_free(&b);
 }
 

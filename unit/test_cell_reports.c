@@ -4,16 +4,26 @@
 #include "cell/cell_reports.h"
 #include "unit.h"
 
-static pid_t info(const char *text) { return cell_reports_child_pid(text, strlen(text)); }
+static pid_t info(const char *text) {
+  return cell_reports_child_pid(text, strlen(text));
+}
 
 static void the_init_pid_is_read_strictly(void **state) {
   (void)state;
   assert_int_equal(info("{\"child-pid\": 4242}"), 4242);
   assert_int_equal(info("{\"child-pid\": 4242, \"cgroup-namespace\": 4026531835}"), 4242);
   static const char *const none[] = {
-      "", "{}", "{\"child-pid\": 1}", "{\"child-pid\": 0}", "{\"child-pid\": -5}",
-      "{\"child-pid\": 2147483648}", "{\"child-pid\": \"42\"}", "{\"child-pid\": 4.2}",
-      "{\"child-pid\": 42, \"child-pid\": 43}", "{\"child-pid\": 42} trailing", "[42]",
+      "",
+      "{}",
+      "{\"child-pid\": 1}",
+      "{\"child-pid\": 0}",
+      "{\"child-pid\": -5}",
+      "{\"child-pid\": 2147483648}",
+      "{\"child-pid\": \"42\"}",
+      "{\"child-pid\": 4.2}",
+      "{\"child-pid\": 42, \"child-pid\": 43}",
+      "{\"child-pid\": 42} trailing",
+      "[42]",
       "{\"a\":{\"b\":{\"c\":{\"d\":{\"e\":1}}}},\"child-pid\":42}",
   };
   for (size_t i = 0; i < sizeof none / sizeof *none; i++)
@@ -32,8 +42,13 @@ static void a_refusal_is_always_a_failure(void **state) {
                    CAP_E_LAUNCH_SOURCE_MISMATCH);
   assert_non_null(strstr(err.message, "guest changed"));
   static const char *const launch_failed[] = {
-      "", "{}", "{\"code\":\"OK\",\"message\":\"m\"}", "{\"code\":\"NOPE\",\"message\":\"m\"}",
-      "{\"code\":7}", "not json", "{\"code\":\"INTERNAL\"",
+      "",
+      "{}",
+      "{\"code\":\"OK\",\"message\":\"m\"}",
+      "{\"code\":\"NOPE\",\"message\":\"m\"}",
+      "{\"code\":7}",
+      "not json",
+      "{\"code\":\"INTERNAL\"",
   };
   for (size_t i = 0; i < sizeof launch_failed / sizeof *launch_failed; i++) {
     cap_code rc = status(launch_failed[i], &err);

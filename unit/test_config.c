@@ -50,7 +50,8 @@ static void refusals(void **state) {
       {"{\"capsules\":[{\"root\":\"/c/../d\"," POLICY "}]}", CAP_E_CAPSULE_ROOT_INVALID},
       {"{\"capsules\":[{\"bundle\":\"b.tar.gz\"," POLICY "}]}", CAP_E_BUNDLE_OPEN},
       {"{\"capsules\":[{\"root\":\"/c\",\"manifest\":\"../m.json\"," POLICY "}]}", CAP_E_MANIFEST_OPEN},
-      {"{\"capsules\":[{\"root\":\"/c\",\"workspaceRoot\":\"ws\"," POLICY "}]}", CAP_E_WORKSPACE_ROOT_INVALID},
+      {"{\"capsules\":[{\"root\":\"/c\",\"workspaceRoot\":\"ws\"," POLICY "}]}",
+       CAP_E_WORKSPACE_ROOT_INVALID},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     host_config cfg;

@@ -14,11 +14,11 @@ static cap_code admit(const char *tools, const char *sections, json_t **descript
   cfg.limits.max_description_bytes = 16;
   cfg.limits.max_prompt_bytes = 16;
   json_t *mj = unit_json("{\"tools\":[\"echo\"],\"sections\":[\"guide\"]}");
-  manifest m = {.json = mj, .tools = json_object_get(mj, "tools"),
-                .prompt_sections = json_object_get(mj, "sections")};
+  manifest m = {
+      .json = mj, .tools = json_object_get(mj, "tools"), .prompt_sections = json_object_get(mj, "sections")};
   char text[1024];
-  snprintf(text, sizeof text, "{\"type\":\"describe.result\",\"tools\":%s,\"promptSections\":%s}",
-           tools, sections);
+  snprintf(text, sizeof text, "{\"type\":\"describe.result\",\"tools\":%s,\"promptSections\":%s}", tools,
+           sections);
   json_t *reply = unit_json(text);
   cap_error err = {0};
   cap_code rc = describe_admit(reply, &m, &cfg.limits, descriptor, &err);
@@ -28,7 +28,8 @@ static cap_code admit(const char *tools, const char *sections, json_t **descript
   return rc;
 }
 
-#define TOOL(name, desc) "{\"name\":\"" name "\",\"description\":\"" desc "\",\"inputSchema\":{\"type\":\"object\"}}"
+#define TOOL(name, desc) \
+  "{\"name\":\"" name "\",\"description\":\"" desc "\",\"inputSchema\":{\"type\":\"object\"}}"
 #define SECTION(id, text) "{\"id\":\"" id "\",\"text\":\"" text "\"}"
 
 static void exact_match_is_admitted(void **state) {
@@ -48,14 +49,17 @@ static void every_difference_is_refused(void **state) {
   } cases[] = {
       {"[]", "[" SECTION("guide", "x") "]", CAP_E_DESCRIBE_MISMATCH},
       {"[" TOOL("other", "x") "]", "[" SECTION("guide", "x") "]", CAP_E_DESCRIBE_MISMATCH},
-      {"[" TOOL("echo", "x") "," TOOL("echo", "x") "]", "[" SECTION("guide", "x") "]", CAP_E_DESCRIBE_MISMATCH},
+      {"[" TOOL("echo", "x") "," TOOL("echo", "x") "]", "[" SECTION("guide", "x") "]",
+       CAP_E_DESCRIBE_MISMATCH},
       {"[" TOOL("echo", "x") "]", "[]", CAP_E_DESCRIBE_MISMATCH},
       {"[" TOOL("echo", "x") "]", "[" SECTION("other", "x") "]", CAP_E_DESCRIBE_MISMATCH},
       {"[" TOOL("echo", "") "]", "[" SECTION("guide", "x") "]", CAP_E_DESCRIBE_LIMIT},
-      {"[" TOOL("echo", "a description of 31 bytes ...") "]", "[" SECTION("guide", "x") "]", CAP_E_DESCRIBE_LIMIT},
+      {"[" TOOL("echo", "a description of 31 bytes ...") "]", "[" SECTION("guide", "x") "]",
+       CAP_E_DESCRIBE_LIMIT},
       {"[" TOOL("echo", "x") "]", "[" SECTION("guide", "a text of more than 16") "]", CAP_E_DESCRIBE_LIMIT},
       {"[" TOOL("echo", "x") "]", "[" SECTION("guide", "{{user}}") "]", CAP_E_PROMPT_TEMPLATE_REFUSED},
-      {"[{\"name\":\"echo\",\"description\":\"x\"}]", "[" SECTION("guide", "x") "]", CAP_E_PROTOCOL_VIOLATION},
+      {"[{\"name\":\"echo\",\"description\":\"x\"}]", "[" SECTION("guide", "x") "]",
+       CAP_E_PROTOCOL_VIOLATION},
       {"[{\"name\":\"echo\",\"description\":\"x\",\"inputSchema\":{\"type\":\"object\"},\"x\":1}]",
        "[" SECTION("guide", "x") "]", CAP_E_PROTOCOL_VIOLATION},
       {"[{\"name\":\"echo\",\"description\":\"x\",\"inputSchema\":{\"$ref\":\"#\"}}]",

@@ -32,8 +32,8 @@ static void only_canonical_base64_decodes(void **state) {
   assert_true(dsse_unbase64("", &out, &n));
   assert_int_equal(n, 0);
   free(out);
-  static const char *const refused[] = {"aGVsbG8", "aGVsbG9=", "aGVs bG8=", "aGVsbG8=\n", "aGVsbG8==",
-                                        "=aGVsbG8", "aG=sbG8=", "aGVsbG8_", "aGVsbA==x", "YR=="};
+  static const char *const refused[] = {"aGVsbG8",  "aGVsbG9=", "aGVs bG8=", "aGVsbG8=\n", "aGVsbG8==",
+                                        "=aGVsbG8", "aG=sbG8=", "aGVsbG8_",  "aGVsbA==x",  "YR=="};
   for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
     if (dsse_unbase64(refused[i], &out, &n)) fail_msg("decoded %s", refused[i]);
   char *enc = dsse_base64((const unsigned char *)"hello", 5);
@@ -61,7 +61,8 @@ static void envelopes_and_bundles_are_read_strictly(void **state) {
   dsse_parsed_free(&p);
   assert_int_equal(parse("{\"mediaType\":\"application/vnd.dev.sigstore.bundle.v0.3+json\","
                          "\"verificationMaterial\":{\"publicKey\":{\"hint\":\"k1\"},\"tlogEntries\":[]},"
-                         "\"dsseEnvelope\":" ENV("application/vnd.in-toto+json", "[" SIG "]") "}", &p),
+                         "\"dsseEnvelope\":" ENV("application/vnd.in-toto+json", "[" SIG "]") "}",
+                         &p),
                    CAP_OK);
   dsse_parsed_free(&p);
   struct {
@@ -74,12 +75,14 @@ static void envelopes_and_bundles_are_read_strictly(void **state) {
       {ENV("application/vnd.in-toto+json", "[{\"sig\":\"\"}]"), CAP_E_ENVELOPE_INVALID},
       {ENV("application/vnd.in-toto+json", "[{\"sig\":\"AAAA\",\"extra\":1}]"), CAP_E_ENVELOPE_INVALID},
       {"{\"payload\":\"e30=\",\"payload\":\"e30=\",\"payloadType\":\"application/vnd.in-toto+json\","
-       "\"signatures\":[" SIG "]}", CAP_E_ENVELOPE_INVALID},
+       "\"signatures\":[" SIG "]}",
+       CAP_E_ENVELOPE_INVALID},
       {"{\"mediaType\":\"application/vnd.dev.sigstore.bundle.v0.2+json\",\"verificationMaterial\":"
        "{\"publicKey\":{}},\"dsseEnvelope\":" ENV("application/vnd.in-toto+json", "[" SIG "]") "}",
        CAP_E_ENVELOPE_INVALID},
       {"{\"mediaType\":\"application/vnd.dev.sigstore.bundle.v0.3+json\",\"verificationMaterial\":"
-       "{\"publicKey\":{\"hint\":\"k2\"}},\"dsseEnvelope\":" ENV("application/vnd.in-toto+json", "[" SIG "]") "}",
+       "{\"publicKey\":{\"hint\":\"k2\"}},\"dsseEnvelope\":" ENV("application/vnd.in-toto+json",
+                                                                 "[" SIG "]") "}",
        CAP_E_ENVELOPE_INVALID},
       {"[]", CAP_E_ENVELOPE_INVALID},
   };

@@ -30,15 +30,15 @@ static void reads_what_it_writes(void **state) {
 
 static void refuses_every_other_form(void **state) {
   (void)state;
-  expect_refused("https://e.vil/x");       /* not a file URI */
-  expect_refused("file://host/x");         /* a host */
-  expect_refused("file:///a b/c");         /* a raw space */
-  expect_refused("file:///a%2fb");         /* lowercase hex */
-  expect_refused("file:///a%2Fb");         /* an encoded '/' */
-  expect_refused("file:///%41");           /* an unreserved byte encoded */
-  expect_refused("file:///a%00b");         /* a NUL */
-  expect_refused("file:///a%2");           /* cut short */
-  expect_refused("file:///a/../b");        /* not normal */
+  expect_refused("https://e.vil/x"); /* not a file URI */
+  expect_refused("file://host/x");   /* a host */
+  expect_refused("file:///a b/c");   /* a raw space */
+  expect_refused("file:///a%2fb");   /* lowercase hex */
+  expect_refused("file:///a%2Fb");   /* an encoded '/' */
+  expect_refused("file:///%41");     /* an unreserved byte encoded */
+  expect_refused("file:///a%00b");   /* a NUL */
+  expect_refused("file:///a%2");     /* cut short */
+  expect_refused("file:///a/../b");  /* not normal */
   expect_refused("file:///a//b");
   expect_refused("file:///a/");
   expect_refused("file:");

@@ -38,8 +38,7 @@ static frame_status decode(const unsigned char *bytes, size_t len, size_t max, c
   frame_buffer fb = {0};
   json_t *out = NULL;
   frame_status st = FRAME_ERROR;
-  if (frame_buffer_append(&fb, bytes, len, max, err) == CAP_OK)
-    st = frame_next(&fb, max, &LIM, &out, err);
+  if (frame_buffer_append(&fb, bytes, len, max, err) == CAP_OK) st = frame_next(&fb, max, &LIM, &out, err);
   json_decref(out);
   frame_buffer_free(&fb);
   return st;
@@ -52,18 +51,17 @@ static void bad_frames_fail_with_their_code(void **state) {
     size_t len;
     cap_code code;
   } rows[] = {
-      {"\x00\x00\x10\x01{}", 6, CAP_E_FRAME_TOO_LARGE},        /* header over max */
-      {"\x00\x00\x00\x02[]", 6, CAP_E_PROTOCOL_VIOLATION},     /* not an object */
-      {"\x00\x00\x00\x03{}x", 7, CAP_E_FRAME_INVALID_JSON},    /* trailing byte in body */
+      {"\x00\x00\x10\x01{}", 6, CAP_E_FRAME_TOO_LARGE},                    /* header over max */
+      {"\x00\x00\x00\x02[]", 6, CAP_E_PROTOCOL_VIOLATION},                 /* not an object */
+      {"\x00\x00\x00\x03{}x", 7, CAP_E_FRAME_INVALID_JSON},                /* trailing byte in body */
       {"\x00\x00\x00\x0b{\"a\":1,\"a\":2}", 15, CAP_E_FRAME_INVALID_JSON}, /* duplicate key */
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     cap_error err = {0};
-    assert_int_equal(decode((const unsigned char *)rows[i].bytes, rows[i].len, 4096, &err),
-                     FRAME_ERROR);
+    assert_int_equal(decode((const unsigned char *)rows[i].bytes, rows[i].len, 4096, &err), FRAME_ERROR);
     if (err.code != rows[i].code)
-      fail_msg("row %zu: %s, want %s (%s)", i, cap_code_name(err.code),
-               cap_code_name(rows[i].code), err.message);
+      fail_msg("row %zu: %s, want %s (%s)", i, cap_code_name(err.code), cap_code_name(rows[i].code),
+               err.message);
   }
 }
 

@@ -25,35 +25,35 @@ static void expect_none(const char *line) {
 
 static void refused_valid_json_keeps_its_id(void **state) {
   (void)state;
-  expect_id("{\"id\":\"x3\",\"p\":{\"a\":1,\"a\":2}}", "\"x3\"");          /* duplicate keys */
-  expect_id("{\"id\":5,\"p\":{\"\\u0000\":1}}", "5");                      /* NUL in a key */
-  expect_id("{\"id\":6,\"p\":\"\\ud800\"}", "6");                          /* lone surrogate */
+  expect_id("{\"id\":\"x3\",\"p\":{\"a\":1,\"a\":2}}", "\"x3\""); /* duplicate keys */
+  expect_id("{\"id\":5,\"p\":{\"\\u0000\":1}}", "5");             /* NUL in a key */
+  expect_id("{\"id\":6,\"p\":\"\\ud800\"}", "6");                 /* lone surrogate */
   expect_id("{\"id\":7,\"p\":\"\\udc00\\ud800x\"}", "7");
-  expect_id("{\"id\":8,\"p\":123456789012345678901234567890}", "8");      /* past int64 */
-  expect_id("{\"\\u0069d\":9}", "9");                                      /* an escaped key */
+  expect_id("{\"id\":8,\"p\":123456789012345678901234567890}", "8");                /* past int64 */
+  expect_id("{\"\\u0069d\":9}", "9");                                               /* an escaped key */
   expect_id("{\"id\":\"\\ud83d\\ude00\",\"p\":\"\\ud800\"}", "\"\\ud83d\\ude00\""); /* a valid pair */
-  expect_id("{\"p\":\"\\\\u0000\",\"id\":-3}", "-3");                      /* an escaped backslash */
+  expect_id("{\"p\":\"\\\\u0000\",\"id\":-3}", "-3");                               /* an escaped backslash */
   expect_id("{\"id\" : 9007199254740993,\"p\":{\"a\":1,\"a\":2}}", "9007199254740993"); /* exact past 2^53 */
 }
 
 static void no_id_that_cannot_be_given_back(void **state) {
   (void)state;
-  expect_none("{\"id\":1,\"p\":1\0}");                     /* strlen stops: a syntax error */
-  expect_none("{\"id\":\"\\ud800\"}");                     /* the id held the refused escape */
-  expect_none("{\"id\":1,\"id\":2}");                      /* two ids */
+  expect_none("{\"id\":1,\"p\":1\0}"); /* strlen stops: a syntax error */
+  expect_none("{\"id\":\"\\ud800\"}"); /* the id held the refused escape */
+  expect_none("{\"id\":1,\"id\":2}");  /* two ids */
   expect_none("{\"id\":1,\"\\u0069d\":2}");
   expect_none("{\"id\":1.5}");
-  expect_none("{\"id\":1.0,\"p\":{\"a\":1,\"a\":2}}");        /* a real: not given back as 1 */
+  expect_none("{\"id\":1.0,\"p\":{\"a\":1,\"a\":2}}"); /* a real: not given back as 1 */
   expect_none("{\"id\":-0.0,\"p\":{\"a\":1,\"a\":2}}");
-  expect_none("{\"id\":-0,\"p\":{\"a\":1,\"a\":2}}");          /* would come back as 0 */
+  expect_none("{\"id\":-0,\"p\":{\"a\":1,\"a\":2}}"); /* would come back as 0 */
   expect_none("{\"id\":1e2,\"p\":{\"a\":1,\"a\":2}}");
-  expect_none("{\"id\":9007199254740993,\"p\":1e999999}");      /* past 2^53, beside a bad number */
+  expect_none("{\"id\":9007199254740993,\"p\":1e999999}");              /* past 2^53, beside a bad number */
   expect_none("{\"id\":92233720368547758070,\"p\":{\"a\":1,\"a\":2}}"); /* past int64 */
   expect_none("{\"id\":null}");
   expect_none("{\"id\":[1]}");
   expect_none("[{\"id\":1}]");
   expect_none("{\"id\":1");
-  expect_none("{\"p\":{\"id\":1}}");                       /* only a nested id */
+  expect_none("{\"p\":{\"id\":1}}"); /* only a nested id */
   expect_none("");
 }
 
@@ -93,10 +93,8 @@ static void a_refused_tools_call_is_known(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(refused_valid_json_keeps_its_id),
-      cmocka_unit_test(no_id_that_cannot_be_given_back),
-      cmocka_unit_test(a_raw_nul_is_not_json),
-      cmocka_unit_test(a_refused_tools_call_is_known),
+      cmocka_unit_test(refused_valid_json_keeps_its_id), cmocka_unit_test(no_id_that_cannot_be_given_back),
+      cmocka_unit_test(a_raw_nul_is_not_json),           cmocka_unit_test(a_refused_tools_call_is_known),
       cmocka_unit_test(the_budget_bounds_the_read),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

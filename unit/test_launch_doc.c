@@ -60,7 +60,7 @@ static void mutations_are_refused(void **state) {
 
 static void garbage_is_refused(void **state) {
   (void)state;
-  static const char *const rows[] = {"", "[]", "{}", "null", "{\"protocol\":\"dsh-capsule-launch/0\"}",
+  static const char *const rows[] = {"",       "[]", "{}", "null", "{\"protocol\":\"dsh-capsule-launch/0\"}",
                                      VALID "x"};
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     launch_doc doc;

@@ -11,8 +11,7 @@ typedef struct {
   manifest m;
 } fixture;
 
-static void load(fixture *f, const char *policy_id, const char *policy, const char *m_id,
-                 const char *m) {
+static void load(fixture *f, const char *policy_id, const char *policy, const char *m_id, const char *m) {
   memset(f, 0, sizeof *f);
   json_t *p = unit_json(policy), *q = unit_json(m);
   f->cfg.capsule_id = policy_id;
@@ -51,8 +50,9 @@ static void less_than_allowed_is_admitted(void **state) {
   cap_error err = {0};
   assert_int_equal(check("x.cap", "x.cap", "{\"tools\":[],\"promptSections\":[],\"requests\":[]}", &err),
                    CAP_OK);
-  assert_int_equal(check("x.cap", "x.cap", "{\"tools\":[\"read\",\"echo\"],\"promptSections\":[\"guide\"],"
-                                           "\"requests\":[{\"kind\":\"workspace-read\",\"path\":\"ref/a.txt\"}]}",
+  assert_int_equal(check("x.cap", "x.cap",
+                         "{\"tools\":[\"read\",\"echo\"],\"promptSections\":[\"guide\"],"
+                         "\"requests\":[{\"kind\":\"workspace-read\",\"path\":\"ref/a.txt\"}]}",
                          &err),
                    CAP_OK);
 }
@@ -64,18 +64,22 @@ static void each_excess_has_its_code(void **state) {
     cap_code code;
     const char *names;
   } cases[] = {
-      {"x.cap", "y.cap", "{\"tools\":[],\"promptSections\":[],\"requests\":[]}", CAP_E_POLICY_ID_MISMATCH, "y.cap"},
+      {"x.cap", "y.cap", "{\"tools\":[],\"promptSections\":[],\"requests\":[]}", CAP_E_POLICY_ID_MISMATCH,
+       "y.cap"},
       {"x.cap", "x.cap", "{\"tools\":[\"echo\",\"write\"],\"promptSections\":[],\"requests\":[]}",
        CAP_E_POLICY_TOOL_NOT_ALLOWED, "write"},
       {"x.cap", "x.cap", "{\"tools\":[],\"promptSections\":[\"other\"],\"requests\":[]}",
        CAP_E_POLICY_PROMPT_NOT_ALLOWED, "other"},
       /* Same path, another kind; same kind, another path: no identical grant. */
-      {"x.cap", "x.cap", "{\"tools\":[],\"promptSections\":[],\"requests\":[{\"kind\":\"workspace-write\",\"path\":\"ref/a.txt\"}]}",
+      {"x.cap", "x.cap",
+       "{\"tools\":[],\"promptSections\":[],\"requests\":[{\"kind\":\"workspace-write\",\"path\":\"ref/a.txt\"}]}",
        CAP_E_POLICY_REQUEST_NOT_GRANTED, "ref/a.txt"},
-      {"x.cap", "x.cap", "{\"tools\":[],\"promptSections\":[],\"requests\":[{\"kind\":\"workspace-read\",\"path\":\"ref/a.txt/..\"}]}",
+      {"x.cap", "x.cap",
+       "{\"tools\":[],\"promptSections\":[],\"requests\":[{\"kind\":\"workspace-read\",\"path\":\"ref/a.txt/..\"}]}",
        CAP_E_POLICY_REQUEST_NOT_GRANTED, "ref/a.txt/.."},
       /* The id is checked first, then tools, sections, requests. */
-      {"x.cap", "y.cap", "{\"tools\":[\"write\"],\"promptSections\":[],\"requests\":[]}", CAP_E_POLICY_ID_MISMATCH, "y.cap"},
+      {"x.cap", "y.cap", "{\"tools\":[\"write\"],\"promptSections\":[],\"requests\":[]}",
+       CAP_E_POLICY_ID_MISMATCH, "y.cap"},
       {"x.cap", "x.cap", "{\"tools\":[\"write\"],\"promptSections\":[\"other\"],\"requests\":[]}",
        CAP_E_POLICY_TOOL_NOT_ALLOWED, "write"},
   };

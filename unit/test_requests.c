@@ -15,7 +15,8 @@ static void requests(void **state) {
   (void)state;
   assert_int_equal(check("[]"), CAP_OK);
   assert_int_equal(check("[{\"kind\":\"workspace-read\",\"path\":\"ref/a.txt\"},"
-                         "{\"kind\":\"workspace-read\",\"path\":\"ref/b.txt\"}]"), CAP_OK);
+                         "{\"kind\":\"workspace-read\",\"path\":\"ref/b.txt\"}]"),
+                   CAP_OK);
   struct {
     const char *text;
     cap_code code;

@@ -5,11 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "serve/mcp.h"
-#include "serve/scheduler.h"
 #include "admit/capsule.h"
 #include "call/verdict.h"
 #include "host_state.h"
+#include "serve/mcp.h"
+#include "serve/scheduler.h"
 #include "serve/server.h"
 #include "unit.h"
 
@@ -24,7 +24,9 @@ static cap_code fake_start(host *h, const char *tool, const json_t *input, call_
   return CAP_OK;
 }
 
-static void fake_cancel(call_supervisor *sup) { (void)sup; }
+static void fake_cancel(call_supervisor *sup) {
+  (void)sup;
+}
 
 static const call_runner fake_runner = {fake_start, fake_cancel, NULL, NULL};
 
@@ -44,9 +46,10 @@ static char *log_of_a_call(bool cancel_before_join) {
   s.runner = &fake_runner;
   s.events = &mcp_events;
   s.registry = json_pack("{s:O,s:[]}", "tools", json_object_get(cap.descriptor, "tools"), "promptSections");
-  const char *call = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
-                     "\"capsule_echo\",\"arguments\":{},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
-                     "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
+  const char *call =
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+      "\"capsule_echo\",\"arguments\":{},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+      "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
   mcp_handle_line(&s, call, strlen(call));
   assert_int_equal(s.running, 1);
   json_t *id = json_integer(1);

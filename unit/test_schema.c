@@ -9,13 +9,14 @@ static void check_table(void **state) {
       "{\"type\":\"object\"}",
       "{\"type\":\"object\",\"properties\":{\"t\":{\"type\":\"string\",\"maxLength\":3}},"
       "\"required\":[\"t\"],\"additionalProperties\":false}",
-      "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":[\"integer\",\"null\"],\"minimum\":0}}}",
-      NULL};
-  static const char *const bad[] = {
-      "{\"type\":\"array\"}", "{}", "{\"type\":\"object\",\"$ref\":\"#\"}",
-      "{\"type\":\"object\",\"properties\":{\"t\":{\"type\":\"strin\"}}}",
-      "{\"type\":\"object\",\"properties\":{\"t\":{\"maxLength\":-1}}}",
-      "{\"type\":\"object\",\"pattern\":\"a\"}", NULL};
+      "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":[\"integer\",\"null\"],\"minimum\":0}}}", NULL};
+  static const char *const bad[] = {"{\"type\":\"array\"}",
+                                    "{}",
+                                    "{\"type\":\"object\",\"$ref\":\"#\"}",
+                                    "{\"type\":\"object\",\"properties\":{\"t\":{\"type\":\"strin\"}}}",
+                                    "{\"type\":\"object\",\"properties\":{\"t\":{\"maxLength\":-1}}}",
+                                    "{\"type\":\"object\",\"pattern\":\"a\"}",
+                                    NULL};
   for (const char *const *s = ok; *s; s++) {
     json_t *v = unit_json(*s);
     cap_error err = {0};
@@ -41,10 +42,17 @@ static void validate_table(void **state) {
   cap_error err = {0};
   assert_int_equal(schema_check(schema, &err), CAP_OK);
   static const char *const ok[] = {"{\"t\":\"abc\"}", "{\"t\":\"\",\"n\":9,\"e\":1,\"xs\":[true]}", NULL};
-  static const char *const bad[] = {"{}", "{\"t\":\"abcd\"}", "{\"t\":1}", "{\"t\":\"a\",\"n\":0}",
-                                    "{\"t\":\"a\",\"n\":1.5}", "{\"t\":\"a\",\"e\":\"b\"}",
+  static const char *const bad[] = {"{}",
+                                    "{\"t\":\"abcd\"}",
+                                    "{\"t\":1}",
+                                    "{\"t\":\"a\",\"n\":0}",
+                                    "{\"t\":\"a\",\"n\":1.5}",
+                                    "{\"t\":\"a\",\"e\":\"b\"}",
                                     "{\"t\":\"a\",\"xs\":[true,false,true]}",
-                                    "{\"t\":\"a\",\"xs\":[1]}", "{\"t\":\"a\",\"extra\":1}", "[]", NULL};
+                                    "{\"t\":\"a\",\"xs\":[1]}",
+                                    "{\"t\":\"a\",\"extra\":1}",
+                                    "[]",
+                                    NULL};
   for (const char *const *s = ok; *s; s++) {
     json_t *v = unit_json(*s);
     cap_error e = {0};

@@ -86,8 +86,9 @@ static void refusals(void **state) {
   assert_int_equal(signing_key_load_private(NULL, &k, &found, &err), CAP_E_KEY_INVALID);
   unsetenv(ATTEST_KEY_ENV);
   memset(&err, 0, sizeof err);
-  assert_int_equal(signing_key_from_public_pem("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n", &k, &err),
-                   CAP_E_KEY_INVALID);
+  assert_int_equal(
+      signing_key_from_public_pem("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n", &k, &err),
+      CAP_E_KEY_INVALID);
 }
 
 int main(void) {

@@ -1,8 +1,8 @@
 /* common/subproc.c: a helper that cannot run, or does not finish, says why
  * (a snapshot build that could not execute was once "failed (status 0x0)"). */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 

@@ -36,9 +36,14 @@ static void encodings_read_back(void **state) {
 static void nothing_unexpected_is_success(void **state) {
   (void)state;
   static const char *const bad[] = {
-      "{}", "[]", "null", "{\"ok\":true}", "{\"ok\":\"true\",\"result\":{}}",
+      "{}",
+      "[]",
+      "null",
+      "{\"ok\":true}",
+      "{\"ok\":\"true\",\"result\":{}}",
       "{\"ok\":true,\"result\":[]}",
-      "{\"ok\":false}", "{\"ok\":false,\"error\":{}}",
+      "{\"ok\":false}",
+      "{\"ok\":false,\"error\":{}}",
       "{\"ok\":false,\"error\":{\"code\":\"NOT_A_CODE\",\"message\":\"m\"}}",
       "{\"ok\":false,\"error\":{\"code\":\"OK\",\"message\":\"m\"}}",
       "{\"ok\":false,\"error\":{\"code\":\"BUSY\"}}",

@@ -49,8 +49,8 @@ static int teardown(void **state) {
 }
 
 /* Resolves a one-request manifest for path; g is released by the caller. */
-static cap_code resolve(const char *ws_root, const char *path, const char *staging,
-                        workspace_grants *g, cap_error *err) {
+static cap_code resolve(const char *ws_root, const char *path, const char *staging, workspace_grants *g,
+                        cap_error *err) {
   char text[300];
   snprintf(text, sizeof text, "[{\"kind\":\"workspace-read\",\"path\":\"%s\"}]", path);
   json_t *requests = unit_json(text);
@@ -65,8 +65,9 @@ static void regular_single_link_files_are_pinned(void **state) {
   (void)state;
   cap_error err = {0};
   workspace_grants g;
-  json_t *requests = unit_json("[{\"kind\":\"workspace-read\",\"path\":\"ref/a.txt\"},"
-                               "{\"kind\":\"workspace-read\",\"path\":\"ref/b.txt\"}]");
+  json_t *requests = unit_json(
+      "[{\"kind\":\"workspace-read\",\"path\":\"ref/a.txt\"},"
+      "{\"kind\":\"workspace-read\",\"path\":\"ref/b.txt\"}]");
   memset(&g, 0, sizeof g);
   assert_int_equal(workspace_resolve(root, requests, "/var/empty/staging", 0, 0, &g, &err), CAP_OK);
   assert_int_equal(g.count, 2);
@@ -88,10 +89,10 @@ static void every_refusal_has_its_code(void **state) {
     cap_code code;
   } cases[] = {
       {"missing.txt", CAP_E_WORKSPACE_TARGET_INVALID},
-      {"link.txt", CAP_E_WORKSPACE_TARGET_INVALID},  /* a symbolic link */
-      {"ref", CAP_E_WORKSPACE_TARGET_INVALID},       /* a directory */
-      {"fifo", CAP_E_WORKSPACE_TARGET_INVALID},      /* never opened for reading */
-      {"twice.txt", CAP_E_WORKSPACE_HARDLINK},       /* another name elsewhere */
+      {"link.txt", CAP_E_WORKSPACE_TARGET_INVALID}, /* a symbolic link */
+      {"ref", CAP_E_WORKSPACE_TARGET_INVALID},      /* a directory */
+      {"fifo", CAP_E_WORKSPACE_TARGET_INVALID},     /* never opened for reading */
+      {"twice.txt", CAP_E_WORKSPACE_HARDLINK},      /* another name elsewhere */
       {"ref/twice-alias.txt", CAP_E_WORKSPACE_HARDLINK},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -175,10 +176,8 @@ static void a_replaced_or_removed_grant_is_noticed(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(regular_single_link_files_are_pinned),
-      cmocka_unit_test(every_refusal_has_its_code),
-      cmocka_unit_test(the_root_and_staging_are_checked),
-      cmocka_unit_test(lexical_containment),
+      cmocka_unit_test(regular_single_link_files_are_pinned),   cmocka_unit_test(every_refusal_has_its_code),
+      cmocka_unit_test(the_root_and_staging_are_checked),       cmocka_unit_test(lexical_containment),
       cmocka_unit_test(a_replaced_or_removed_grant_is_noticed),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -3,13 +3,13 @@
 #ifndef UNIT_H
 #define UNIT_H
 
+#include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include <jansson.h>
 
 static inline json_t *unit_json(const char *text) {
   json_error_t e;
@@ -20,8 +20,8 @@ static inline json_t *unit_json(const char *text) {
 
 /* rule must accept every string of ok and refuse every string of bad
  * (both NULL-terminated). */
-static inline void unit_rule_table(bool (*rule)(const char *), const char *what,
-                                   const char *const *ok, const char *const *bad) {
+static inline void unit_rule_table(bool (*rule)(const char *), const char *what, const char *const *ok,
+                                   const char *const *bad) {
   for (; *ok; ok++)
     if (!rule(*ok)) fail_msg("refused %s %s", what, *ok);
   for (; *bad; bad++)

@@ -46,11 +46,11 @@ static void emit_result(const char *key, long rc, int err) {
   emit_raw(key, buf);
 }
 
-#define TRY(key, expr)                   \
-  do {                                   \
-    errno = 0;                           \
-    long rc_ = (long)(expr);             \
-    emit_result(key, rc_, errno);        \
+#define TRY(key, expr)            \
+  do {                            \
+    errno = 0;                    \
+    long rc_ = (long)(expr);      \
+    emit_result(key, rc_, errno); \
   } while (0)
 
 static void emit_string(const char *key, const char *s, size_t n) {
@@ -58,9 +58,12 @@ static void emit_string(const char *key, const char *s, size_t n) {
   first = 0;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
-    if (c == '"' || c == '\\') printf("\\%c", c);
-    else if (c < 0x20 || c >= 0x7f) printf("\\u%04x", c);
-    else putchar(c);
+    if (c == '"' || c == '\\')
+      printf("\\%c", c);
+    else if (c < 0x20 || c >= 0x7f)
+      printf("\\u%04x", c);
+    else
+      putchar(c);
   }
   putchar('"');
 }
@@ -84,14 +87,18 @@ static void emit_fds(void) {
   for (int fd = 3; fd < 1024; fd++) {
     struct stat st;
     if (fstat(fd, &st) != 0) continue;
-    const char *type = S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "dir"
-                       : S_ISSOCK(st.st_mode) ? "socket" : S_ISFIFO(st.st_mode) ? "fifo"
-                       : S_ISCHR(st.st_mode) ? "chardev" : "other";
+    const char *type = S_ISREG(st.st_mode)    ? "file"
+                       : S_ISDIR(st.st_mode)  ? "dir"
+                       : S_ISSOCK(st.st_mode) ? "socket"
+                       : S_ISFIFO(st.st_mode) ? "fifo"
+                       : S_ISCHR(st.st_mode)  ? "chardev"
+                                              : "other";
     char data[33] = "";
     if (S_ISREG(st.st_mode)) {
       ssize_t n = pread(fd, data, 32, 0);
       data[n > 0 ? n : 0] = '\0';
-      for (char *p = data; *p; p++) if (*p == '"' || *p == '\\' || *p < 0x20) *p = '.';
+      for (char *p = data; *p; p++)
+        if (*p == '"' || *p == '\\' || *p < 0x20) *p = '.';
     }
     len += (size_t)snprintf(out + len, sizeof out - len, "%s{\"fd\":%d,\"type\":\"%s\",\"data\":\"%s\"}",
                             len > 1 ? "," : "", fd, type, data);
@@ -188,7 +195,6 @@ static void try_connect(const char *path) {
   emit_result("connect-workspace-socket", rc, errno);
   close(s);
 }
-
 
 /* Process ceiling: each way of making a new process, and whether a thread
  * can still be made (it must: Node needs threads). */

@@ -39,9 +39,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (strcmp(mode, "fake-bwrap-sysctl") == 0) {
-    fprintf(stderr, "bwrap: No permissions to creating new namespace, likely because the kernel "
-                    "does not allow non-privileged user namespaces. On e.g. debian this can be "
-                    "enabled with 'sysctl kernel.unprivileged_userns_clone=1'.\n");
+    fprintf(stderr,
+            "bwrap: No permissions to creating new namespace, likely because the kernel "
+            "does not allow non-privileged user namespaces. On e.g. debian this can be "
+            "enabled with 'sysctl kernel.unprivileged_userns_clone=1'.\n");
     return 1;
   }
   if (strcmp(mode, "fake-bwrap-source-gone") == 0) {

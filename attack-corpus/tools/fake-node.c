@@ -13,8 +13,9 @@ int main(int argc, char **argv) {
     return 0;
   }
 #ifdef EXTERNAL_BUILTINS
-  fprintf(stderr, "Cannot load externalized builtin: \"internal/deps/cjs-module-lexer/lexer:"
-                  "/usr/share/nodejs/cjs-module-lexer/lexer.js\".\n----- Native stack trace -----\n");
+  fprintf(stderr,
+          "Cannot load externalized builtin: \"internal/deps/cjs-module-lexer/lexer:"
+          "/usr/share/nodejs/cjs-module-lexer/lexer.js\".\n----- Native stack trace -----\n");
   abort();
 #endif
   return 1;

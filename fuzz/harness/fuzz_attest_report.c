@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "attest/attest_report.h"
+#include "fuzz_reach.h"
 #include "runtime_scan.h"
 #include "strict_json.h"
-#include "fuzz_reach.h"
 
 /* The host's view: the Node it resolved (with its shared objects) and bwrap. */
 static void fake_view(runtime_view *node, file_identity *bwrap) {
@@ -35,8 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!ready) {
     fake_view(&node, &bwrap);
     /* The fake host's world: the one the seeds' world reports describe. */
-    world = json_pack("{s:s,s:{s:i,s:s},s:i,s:i}", "mountNamespace", "mnt:[4026531832]", "root",
-                      "dev", 1, "ino", "2", "uid", 0, "gid", 0);
+    world = json_pack("{s:s,s:{s:i,s:s},s:i,s:i}", "mountNamespace", "mnt:[4026531832]", "root", "dev", 1,
+                      "ino", "2", "uid", 0, "gid", 0);
     ready = 1;
   }
   if (size < 1) return 0;

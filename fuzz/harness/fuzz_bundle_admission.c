@@ -21,7 +21,9 @@
 
 static char path[64];
 
-static void remove_input(void) { unlink(path); }
+static void remove_input(void) {
+  unlink(path);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static capsule_config policy;
@@ -39,8 +41,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ssize_t n = write(fd, data, size);
   close(fd);
   if (n != (ssize_t)size) return 0;
-  host_limits lim = {.max_manifest_bytes = 8192, .max_artifact_bytes = 65536, .max_json_depth = 16,
-                     .max_json_nodes = 2000, .max_contributions = 16};
+  host_limits lim = {.max_manifest_bytes = 8192,
+                     .max_artifact_bytes = 65536,
+                     .max_json_depth = 16,
+                     .max_json_nodes = 2000,
+                     .max_contributions = 16};
   manifest m;
   bundle_contents b;
   memset(&m, 0, sizeof m);

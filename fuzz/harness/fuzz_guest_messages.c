@@ -6,10 +6,10 @@
 
 #include "admit/call_result.h"
 #include "admit/config.h"
-#include "admit/manifest.h"
 #include "admit/describe.h"
-#include "strict_json.h"
+#include "admit/manifest.h"
 #include "fuzz_reach.h"
+#include "strict_json.h"
 
 static const char manifest_text[] =
     "{\"protocol\":\"dsh-capsule/0\",\"id\":\"fuzz.capsule\",\"entry\":\"./guest.mjs\","
@@ -25,8 +25,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sj_limits ml = {32, 10000};
     cap_error e = {0};
     if (manifest_parse(manifest_text, strlen(manifest_text), &ml, 64, &m, &e) != CAP_OK) return 0;
-    lim = (host_limits){.max_description_bytes = 256, .max_prompt_bytes = 512, .max_contributions = 8,
-                        .max_json_nodes = 500, .max_json_depth = 12, .max_frame_bytes = 65536};
+    lim = (host_limits){.max_description_bytes = 256,
+                        .max_prompt_bytes = 512,
+                        .max_contributions = 8,
+                        .max_json_nodes = 500,
+                        .max_json_depth = 12,
+                        .max_frame_bytes = 65536};
     ready = 1;
   }
   sj_limits fl = {16, 5000};

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "bwrap_argv.h"
-#include "launch_doc.h"
 #include "fuzz_reach.h"
+#include "launch_doc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   launch_doc doc;

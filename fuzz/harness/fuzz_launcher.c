@@ -38,8 +38,8 @@ static char seccomp_hex[SHA256_HEX_LEN + 1];
 
 static const char *const fixture_files[][2] = {
     {"bwrap", "#!bwrap stand-in\n"},         {"node", "node stand-in\n"},
-    {"libc.so.6", "libc stand-in\n"},         {"guest.mjs", "export default 1;\n"},
-    {"cell-loader.cjs", "// loader\n"},       {"snapshot.blob", "snapshot\n"},
+    {"libc.so.6", "libc stand-in\n"},        {"guest.mjs", "export default 1;\n"},
+    {"cell-loader.cjs", "// loader\n"},      {"snapshot.blob", "snapshot\n"},
     {"ws/ref/file.txt", "workspace file\n"},
 };
 
@@ -48,7 +48,9 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
   return remove(path);
 }
 
-static void remove_fixture(void) { nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS); }
+static void remove_fixture(void) {
+  nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
 
 static void fixture_path(char *out, size_t cap, const char *name) {
   snprintf(out, cap, "%s/%s", dir, name);
@@ -118,8 +120,8 @@ static int write_substituted(int fd, const char *data, size_t size) {
   while (i + 1 < size) {
     if (data[i] == '{' && data[i + 1] == '{') {
       const char *end = memmem(data + i + 2, size - i - 2, "}}", 2);
-      const char *v = end ? token_value(data + i + 2, (size_t)(end - data - i - 2), value, sizeof value)
-                          : NULL;
+      const char *v =
+          end ? token_value(data + i + 2, (size_t)(end - data - i - 2), value, sizeof value) : NULL;
       if (v) {
         if (!so_write_all(fd, data + copied, i - copied) || !so_write_all(fd, v, strlen(v))) return -1;
         i = copied = (size_t)(end - data) + 2;

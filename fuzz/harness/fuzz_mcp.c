@@ -14,16 +14,16 @@
  * no invented id, no second answer. */
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "admit/capsule.h"
+#include "fuzz_reach.h"
+#include "host_state.h"
 #include "serve/jsonrpc_id.h"
 #include "serve/mcp.h"
-#include "admit/capsule.h"
-#include "host_state.h"
 #include "serve/server.h"
-#include "fuzz_reach.h"
 
 static cap_code fake_start(host *h, const char *tool, const json_t *input, call_supervisor *sup,
                            cap_error *err) {
@@ -38,7 +38,9 @@ static cap_code fake_start(host *h, const char *tool, const json_t *input, call_
   return CAP_OK;
 }
 
-static void fake_cancel(call_supervisor *sup) { (void)sup; }
+static void fake_cancel(call_supervisor *sup) {
+  (void)sup;
+}
 
 static const call_runner fake_runner = {fake_start, fake_cancel};
 
@@ -118,7 +120,8 @@ static void check_output(const server *s) {
     size_t len = (size_t)((nl ? nl : end) - p);
     json_t *msg = json_loadb(p, len, 0, NULL);
     const char *version = json_string_value(json_object_get(msg, "jsonrpc"));
-    if (!json_is_object(msg) || !version || strcmp(version, "2.0") != 0) abort(); /* not one JSON-RPC message */
+    if (!json_is_object(msg) || !version || strcmp(version, "2.0") != 0)
+      abort(); /* not one JSON-RPC message */
     const json_t *id = json_object_get(msg, "id");
     if (id && !json_is_null(id) && !json_object_get(msg, "method")) {
       char key[256];
@@ -147,9 +150,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static json_t *registry;
   if (!h) {
     h = fake_host();
-    registry = json_pack("{s:o,s:[{s:s,s:s,s:s}]}", "tools", json_loads(tools_json, 0, NULL),
-                         "promptSections", "id", "fuzz.section", "text", "Use capsule_echo.",
-                         "capsuleId", "fuzz.capsule");
+    registry =
+        json_pack("{s:o,s:[{s:s,s:s,s:s}]}", "tools", json_loads(tools_json, 0, NULL), "promptSections", "id",
+                  "fuzz.section", "text", "Use capsule_echo.", "capsuleId", "fuzz.capsule");
   }
   json_decref(open_ids);
   open_ids = json_object();

@@ -33,8 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (v.major < 20 || (v.major == 20 && v.minor < 11)) abort();
   /* ...and always runs under one of the two permission flags. */
   const char *flag = node_permission_flag(v);
-  if (!flag || (strcmp(flag, "--permission") != 0 && strcmp(flag, "--experimental-permission") != 0))
-    abort();
+  if (!flag || (strcmp(flag, "--permission") != 0 && strcmp(flag, "--experimental-permission") != 0)) abort();
   (void)node_can_disable_sigusr1(v);
   return 0;
 }

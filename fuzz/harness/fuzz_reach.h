@@ -7,10 +7,10 @@
 #ifndef FUZZ_REACH_H
 #define FUZZ_REACH_H
 
-#include "cap_error.h"
-
 #include <stdbool.h>
 #include <stdio.h>
+
+#include "cap_error.h"
 
 /* Functions, not macros: the argument is often the call under test, and it
  * must run exactly once. */

@@ -9,8 +9,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "runtime_scan.h"
 #include "fuzz_reach.h"
+#include "runtime_scan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static int fd = -1;

@@ -8,14 +8,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "fuzz_reach.h"
 #include "statement/dsse.h"
 #include "statement/signing_key.h"
 #include "statement/statement.h"
-#include "fuzz_reach.h"
 
-static const char test_key[] = "-----BEGIN PUBLIC KEY-----\n"
-                               "MCowBQYDK2VwAyEAyENjoW4KuVJRS6hN+nob1/S0MEbawyBZ/wwBOuIYvrc=\n"
-                               "-----END PUBLIC KEY-----\n";
+static const char test_key[] =
+    "-----BEGIN PUBLIC KEY-----\n"
+    "MCowBQYDK2VwAyEAyENjoW4KuVJRS6hN+nob1/S0MEbawyBZ/wwBOuIYvrc=\n"
+    "-----END PUBLIC KEY-----\n";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static signing_key key;

@@ -3,8 +3,8 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "bundle_gunzip.h"
-#include "safe_open.h"
 #include "config.h"
+#include "safe_open.h"
 
 #define BUNDLE_MAX_ENTRIES 2
 
@@ -32,16 +32,14 @@ static size_t inflated_max(const host_limits *lim) {
 }
 
 /* A libarchive failure, named by the gzip layer when it was that layer. */
-static cap_code archive_failure(struct archive *a, const bundle_gunzip *g, const char *what,
-                                cap_error *err) {
+static cap_code archive_failure(struct archive *a, const bundle_gunzip *g, const char *what, cap_error *err) {
   if (bundle_gunzip_failure(g, err)) return err->code;
   return cap_fail(err, CAP_E_BUNDLE_FORMAT, "%s: %s", what,
                   archive_error_string(a) ? archive_error_string(a) : "unreadable");
 }
 
-static cap_code read_entry_data(struct archive *a, const bundle_gunzip *g, size_t limit,
-                                cap_code too_large, const char *name, char **out, size_t *out_len,
-                                cap_error *err) {
+static cap_code read_entry_data(struct archive *a, const bundle_gunzip *g, size_t limit, cap_code too_large,
+                                const char *name, char **out, size_t *out_len, cap_error *err) {
   size_t cap = 0, len = 0;
   char *buf = NULL;
   for (;;) {
@@ -94,13 +92,16 @@ static cap_code read_all(struct archive *a, const bundle_gunzip *g, const host_l
       return cap_fail(err, CAP_E_BUNDLE_ENTRY_TYPE, "bundle entry %s is a hard link", name);
     mode_t type = archive_entry_filetype(e);
     if (type != AE_IFREG)
-      return cap_fail(err, CAP_E_BUNDLE_ENTRY_TYPE, "bundle entry %s is not a regular file (%s)",
-                      name, type == AE_IFLNK ? "symlink" : type == AE_IFDIR ? "directory"
-                                : type == AE_IFIFO ? "FIFO" : type == AE_IFCHR ? "character device"
-                                : type == AE_IFBLK ? "block device" : "special");
+      return cap_fail(err, CAP_E_BUNDLE_ENTRY_TYPE, "bundle entry %s is not a regular file (%s)", name,
+                      type == AE_IFLNK   ? "symlink"
+                      : type == AE_IFDIR ? "directory"
+                      : type == AE_IFIFO ? "FIFO"
+                      : type == AE_IFCHR ? "character device"
+                      : type == AE_IFBLK ? "block device"
+                                         : "special");
     if (!so_is_plain_relative(name))
-      return cap_fail(err, CAP_E_BUNDLE_ENTRY_UNSAFE,
-                      "bundle entry \"%.200s\" is not a plain relative name", raw);
+      return cap_fail(err, CAP_E_BUNDLE_ENTRY_UNSAFE, "bundle entry \"%.200s\" is not a plain relative name",
+                      raw);
     bool is_manifest = strcmp(name, BUNDLE_MANIFEST_NAME) == 0;
     if ((is_manifest && out->manifest) || (!is_manifest && out->other && strcmp(out->other_name, name) == 0))
       return cap_fail(err, CAP_E_BUNDLE_DUPLICATE_ENTRY, "bundle holds %s twice", name);
@@ -118,8 +119,7 @@ static cap_code read_all(struct archive *a, const bundle_gunzip *g, const host_l
         return err->code;
     } else {
       snprintf(out->other_name, sizeof out->other_name, "%s", name);
-      if (read_entry_data(a, g, limit, too_large, name, &out->other, &out->other_len, err))
-        return err->code;
+      if (read_entry_data(a, g, limit, too_large, name, &out->other, &out->other_len, err)) return err->code;
     }
   }
   if (!out->manifest)
@@ -128,8 +128,8 @@ static cap_code read_all(struct archive *a, const bundle_gunzip *g, const host_l
 }
 
 /* fd >= 0: read from it; otherwise from mem[0..len). */
-static cap_code read_bundle(int fd, const void *mem, size_t len, const host_limits *lim,
-                            bundle_contents *out, cap_error *err) {
+static cap_code read_bundle(int fd, const void *mem, size_t len, const host_limits *lim, bundle_contents *out,
+                            cap_error *err) {
   memset(out, 0, sizeof *out);
   struct archive *a = reader();
   if (!a) return cap_fail(err, CAP_E_INTERNAL, "out of memory");
@@ -146,13 +146,12 @@ cap_code bundle_read_fd(int fd, const host_limits *lim, bundle_contents *out, ca
   return read_bundle(fd, NULL, 0, lim, out, err);
 }
 
-cap_code bundle_read_memory(const void *buf, size_t len, const host_limits *lim,
-                            bundle_contents *out, cap_error *err) {
+cap_code bundle_read_memory(const void *buf, size_t len, const host_limits *lim, bundle_contents *out,
+                            cap_error *err) {
   return read_bundle(-1, buf, len, lim, out, err);
 }
 
-cap_code bundle_read_path(const char *path, const host_limits *lim, bundle_contents *out,
-                          cap_error *err) {
+cap_code bundle_read_path(const char *path, const host_limits *lim, bundle_contents *out, cap_error *err) {
   memset(out, 0, sizeof *out);
   struct stat st;
   int fd = so_open_regular(AT_FDCWD, path, &st);
@@ -211,8 +210,7 @@ cap_code bundle_write_fd(int fd, const char *manifest, size_t manifest_len, cons
 }
 
 cap_code bundle_write(const char *out_path, const char *manifest, size_t manifest_len,
-                      const char *artifact_name, const char *artifact, size_t artifact_len,
-                      cap_error *err) {
+                      const char *artifact_name, const char *artifact, size_t artifact_len, cap_error *err) {
   /* Written beside out_path under a fresh name and renamed into place: a
    * link planted at out_path is replaced, never written through, and no
    * half-written bundle ever bears the name. */
@@ -221,7 +219,8 @@ cap_code bundle_write(const char *out_path, const char *manifest, size_t manifes
   if (n < 0 || (size_t)n >= sizeof tmp)
     return cap_fail(err, CAP_E_BUNDLE_WRITE_FAILED, "cannot write %s: the path is too long", out_path);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return cap_fail(err, CAP_E_BUNDLE_WRITE_FAILED, "cannot write %s: %s", out_path, strerror(errno));
+  if (fd < 0)
+    return cap_fail(err, CAP_E_BUNDLE_WRITE_FAILED, "cannot write %s: %s", out_path, strerror(errno));
   cap_code code = bundle_write_fd(fd, manifest, manifest_len, artifact_name, artifact, artifact_len, err);
   if (close(fd) != 0 && !code)
     code = cap_fail(err, CAP_E_BUNDLE_WRITE_FAILED, "cannot write %s: %s", out_path, strerror(errno));

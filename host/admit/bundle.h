@@ -24,11 +24,10 @@ typedef struct bundle_contents {
 } bundle_contents;
 
 cap_code bundle_read_fd(int fd, const host_limits *lim, bundle_contents *out, cap_error *err);
-cap_code bundle_read_memory(const void *buf, size_t len, const host_limits *lim,
-                            bundle_contents *out, cap_error *err);
+cap_code bundle_read_memory(const void *buf, size_t len, const host_limits *lim, bundle_contents *out,
+                            cap_error *err);
 /* Opens path without symlinks, requires a regular file, then reads it. */
-cap_code bundle_read_path(const char *path, const host_limits *lim, bundle_contents *out,
-                          cap_error *err);
+cap_code bundle_read_path(const char *path, const host_limits *lim, bundle_contents *out, cap_error *err);
 void bundle_contents_free(bundle_contents *b);
 
 /* Writes a deterministic bundle (sorted entries, mtime 0, uid/gid 0, mode
@@ -38,7 +37,6 @@ cap_code bundle_write_fd(int fd, const char *manifest, size_t manifest_len, cons
 /* The same at out_path: written beside it under a fresh name, then renamed
  * into place (a link at out_path is replaced, never written through). */
 cap_code bundle_write(const char *out_path, const char *manifest, size_t manifest_len,
-                      const char *artifact_name, const char *artifact, size_t artifact_len,
-                      cap_error *err);
+                      const char *artifact_name, const char *artifact, size_t artifact_len, cap_error *err);
 
 #endif

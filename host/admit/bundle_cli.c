@@ -6,19 +6,18 @@
 
 #include "bundle.h"
 #include "capsule.h"
+#include "config.h"
 #include "digest.h"
 #include "safe_open.h"
-#include "config.h"
 
 static json_t *summary(const manifest *m, const char *actual) {
-  return json_pack("{s:s,s:s,s:{s:s,s:s,s:b},s:O,s:O}", "id", m->id, "entry", m->entry,
-                   "integrity", "pinned", m->sha256, "actual", actual, "matches",
-                   strcmp(m->sha256, actual) == 0, "contributes",
+  return json_pack("{s:s,s:s,s:{s:s,s:s,s:b},s:O,s:O}", "id", m->id, "entry", m->entry, "integrity", "pinned",
+                   m->sha256, "actual", actual, "matches", strcmp(m->sha256, actual) == 0, "contributes",
                    json_object_get(m->json, "contributes"), "requests", m->requests);
 }
 
-cap_code bundle_cli_pack(const char *dir, const char *out_path, const host_limits *lim,
-                         json_t **report, cap_error *err) {
+cap_code bundle_cli_pack(const char *dir, const char *out_path, const host_limits *lim, json_t **report,
+                         cap_error *err) {
   char real[PATH_MAX];
   if (!realpath(dir, real))
     return cap_fail(err, CAP_E_CAPSULE_ROOT_INVALID, "capsule directory %s does not exist", dir);
@@ -44,8 +43,7 @@ cap_code bundle_cli_pack(const char *dir, const char *out_path, const host_limit
   return rc;
 }
 
-cap_code bundle_cli_inspect(const char *path, const host_limits *lim, json_t **report,
-                            cap_error *err) {
+cap_code bundle_cli_inspect(const char *path, const host_limits *lim, json_t **report, cap_error *err) {
   bundle_contents b;
   manifest m;
   memset(&m, 0, sizeof m);

@@ -11,11 +11,10 @@ typedef struct host_limits host_limits;
 typedef struct capsule_config capsule_config;
 
 /* Validates DIR (manifest, entry, digest) and writes a deterministic bundle. */
-cap_code bundle_cli_pack(const char *dir, const char *out_path, const host_limits *lim,
-                         json_t **report, cap_error *err);
+cap_code bundle_cli_pack(const char *dir, const char *out_path, const host_limits *lim, json_t **report,
+                         cap_error *err);
 /* Reads a bundle without executing anything: manifest, digest check,
  * contributions and requests. */
-cap_code bundle_cli_inspect(const char *path, const host_limits *lim, json_t **report,
-                            cap_error *err);
+cap_code bundle_cli_inspect(const char *path, const host_limits *lim, json_t **report, cap_error *err);
 
 #endif

@@ -69,16 +69,17 @@ static la_ssize_t read_cb(struct archive *a, void *client, const void **buffer) 
       inflateReset(&g->z);
       g->member_ended = false;
     } else if (!more) {
-      return refuse(a, g, g->in_total == 0 ? "the bundle is empty" : "the gzip stream is cut short",
-                    "");
+      return refuse(a, g, g->in_total == 0 ? "the bundle is empty" : "the gzip stream is cut short", "");
     }
     int r = inflate(&g->z, Z_NO_FLUSH);
-    if (r == Z_STREAM_END) g->member_ended = true;
-    else if (r == Z_BUF_ERROR && g->z.avail_in == 0) continue;
+    if (r == Z_STREAM_END)
+      g->member_ended = true;
+    else if (r == Z_BUF_ERROR && g->z.avail_in == 0)
+      continue;
     else if (r != Z_OK)
-      return refuse(a, g, g->out_total == 0 && g->z.total_out == 0
-                              ? "not a gzip-compressed tar bundle: "
-                              : "the gzip stream is corrupt: ",
+      return refuse(a, g,
+                    g->out_total == 0 && g->z.total_out == 0 ? "not a gzip-compressed tar bundle: "
+                                                             : "the gzip stream is corrupt: ",
                     g->z.msg ? g->z.msg : "no gzip header");
   }
   size_t got = sizeof g->out - g->z.avail_out;
@@ -91,8 +92,8 @@ static la_ssize_t read_cb(struct archive *a, void *client, const void **buffer) 
   return (la_ssize_t)got;
 }
 
-bundle_gunzip *bundle_gunzip_open(struct archive *a, int fd, const void *mem, size_t len,
-                                  size_t max_out, cap_error *err) {
+bundle_gunzip *bundle_gunzip_open(struct archive *a, int fd, const void *mem, size_t len, size_t max_out,
+                                  cap_error *err) {
   bundle_gunzip *g = calloc(1, sizeof *g);
   if (g) g->input_digest = digest_stream_begin();
   /* 16 + MAX_WBITS: a gzip wrapper and nothing else (no zlib, no raw).
@@ -112,8 +113,7 @@ bundle_gunzip *bundle_gunzip_open(struct archive *a, int fd, const void *mem, si
   return g;
 }
 
-cap_code bundle_gunzip_drain(struct archive *a, bundle_gunzip *g, char *input_sha256,
-                             cap_error *err) {
+cap_code bundle_gunzip_drain(struct archive *a, bundle_gunzip *g, char *input_sha256, cap_error *err) {
   const void *buf;
   la_ssize_t n;
   while ((n = read_cb(a, g, &buf)) > 0)

@@ -17,15 +17,14 @@ typedef struct bundle_gunzip bundle_gunzip;
 
 /* Opens a for reading the tar inside the gzip stream from fd (fd >= 0) or
  * from mem[0..len). NULL with err set when no state could be made. */
-bundle_gunzip *bundle_gunzip_open(struct archive *a, int fd, const void *mem, size_t len,
-                                  size_t max_out, cap_error *err);
+bundle_gunzip *bundle_gunzip_open(struct archive *a, int fd, const void *mem, size_t len, size_t max_out,
+                                  cap_error *err);
 /* After libarchive read the tar's end: the rest of the stream (libarchive
  * stops at the end-of-archive blocks) must be zero padding and the gzip
  * stream must end cleanly, with nothing after it: BUNDLE_FORMAT otherwise.
  * On success input_sha256 (65 bytes) is the SHA-256 of every input byte:
  * the bundle exactly as admitted, with no second read of its file. */
-cap_code bundle_gunzip_drain(struct archive *a, bundle_gunzip *g, char *input_sha256,
-                             cap_error *err);
+cap_code bundle_gunzip_drain(struct archive *a, bundle_gunzip *g, char *input_sha256, cap_error *err);
 /* After libarchive failed: the refusal of the gzip layer (BUNDLE_FORMAT), if
  * it was the gzip layer that failed. */
 cap_code bundle_gunzip_failure(const bundle_gunzip *g, cap_error *err);

@@ -11,7 +11,6 @@ typedef struct host_limits host_limits;
 
 /* *result becomes {"isError": false, "output": ...} or
  * {"isError": true, "message": ...}. */
-cap_code call_result_admit(const json_t *reply, const host_limits *lim, json_t **result,
-                           cap_error *err);
+cap_code call_result_admit(const json_t *reply, const host_limits *lim, json_t **result, cap_error *err);
 
 #endif

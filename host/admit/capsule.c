@@ -9,19 +9,20 @@
 #include <unistd.h>
 
 #include "bundle.h"
+#include "config.h"
 #include "digest.h"
 #include "policy.h"
 #include "safe_open.h"
 #include "strict_json.h"
-#include "config.h"
 
 /* so_open_regular with an error naming what and why. */
-static int open_regular(int dirfd, const char *path, struct stat *st, cap_code code,
-                        const char *what, cap_error *err) {
+static int open_regular(int dirfd, const char *path, struct stat *st, cap_code code, const char *what,
+                        cap_error *err) {
   int fd = so_open_regular(dirfd, path, st);
   if (fd == SO_NOT_REGULAR)
     cap_fail(err, code, "%s %s is %s", what, path, so_file_type_text(st->st_mode));
-  else if (fd < 0) cap_fail(err, code, "%s %s %s", what, path, so_open_errno_text(errno));
+  else if (fd < 0)
+    cap_fail(err, code, "%s %s %s", what, path, so_open_errno_text(errno));
   return fd;
 }
 
@@ -31,20 +32,21 @@ cap_code capsule_check_digest(const manifest *m, const char *artifact, size_t al
                               cap_error *err) {
   if (!digest_sha256_hex(artifact, alen, hex)) return cap_fail(err, CAP_E_INTERNAL, "sha256 failed");
   if (strcmp(hex, m->sha256) != 0)
-    return cap_fail(err, CAP_E_INTEGRITY_MISMATCH, "artifact %s has sha256 %s, manifest pins %s (if you "
-                    "rebuilt it yourself: capsule-host pin DIR writes the new digest)", m->entry, hex, m->sha256);
+    return cap_fail(err, CAP_E_INTEGRITY_MISMATCH,
+                    "artifact %s has sha256 %s, manifest pins %s (if you "
+                    "rebuilt it yourself: capsule-host pin DIR writes the new digest)",
+                    m->entry, hex, m->sha256);
   return CAP_OK;
 }
 
 /* Stages verified artifact bytes and resolves the workspace grants. */
-static cap_code stage_artifact(const capsule_config *cfg, staging *stg, size_t index,
-                               const char *artifact, size_t alen, loaded_capsule *out,
-                               cap_error *err) {
+static cap_code stage_artifact(const capsule_config *cfg, staging *stg, size_t index, const char *artifact,
+                               size_t alen, loaded_capsule *out, cap_error *err) {
   char name[32];
   snprintf(name, sizeof name, "guest-%zu.mjs", index);
   if (staging_add(stg, name, artifact, alen, &out->guest, err)) return err->code;
-  return workspace_resolve(cfg->workspace_root, out->m.requests, stg->dir, out->guest.dev,
-                           out->guest.ino, &out->workspace, err);
+  return workspace_resolve(cfg->workspace_root, out->m.requests, stg->dir, out->guest.dev, out->guest.ino,
+                           &out->workspace, err);
 }
 
 static cap_code parse_manifest(const capsule_config *cfg, const host_limits *lim, const char *text,
@@ -54,9 +56,8 @@ static cap_code parse_manifest(const capsule_config *cfg, const host_limits *lim
   return police ? policy_check(cfg, &out->m, err) : CAP_OK;
 }
 
-cap_code capsule_admit_bundle(const char *path, const capsule_config *policy,
-                              const host_limits *lim, manifest *m, bundle_contents *b,
-                              char *hex, cap_error *err) {
+cap_code capsule_admit_bundle(const char *path, const capsule_config *policy, const host_limits *lim,
+                              manifest *m, bundle_contents *b, char *hex, cap_error *err) {
   memset(m, 0, sizeof *m); /* both freeable whatever fails first */
   memset(b, 0, sizeof *b);
   cap_code rc = bundle_read_path(path, lim, b, err);
@@ -86,8 +87,8 @@ static cap_code load_from_bundle(const capsule_config *cfg, const host_limits *l
 }
 
 cap_code capsule_read_root(const capsule_config *cfg, const host_limits *lim, bool police,
-                           loaded_capsule *out, char **manifest_text, size_t *mlen,
-                           char **artifact, size_t *alen, cap_error *err) {
+                           loaded_capsule *out, char **manifest_text, size_t *mlen, char **artifact,
+                           size_t *alen, cap_error *err) {
   int root = so_open(AT_FDCWD, cfg->root, O_PATH | O_DIRECTORY);
   if (root < 0)
     return cap_fail(err, CAP_E_CAPSULE_ROOT_INVALID, "capsule root %s %s", cfg->root,
@@ -134,8 +135,8 @@ fail:
   return err->code;
 }
 
-cap_code capsule_load(const capsule_config *cfg, const host_limits *lim, staging *stg,
-                      size_t index, loaded_capsule *out, cap_error *err) {
+cap_code capsule_load(const capsule_config *cfg, const host_limits *lim, staging *stg, size_t index,
+                      loaded_capsule *out, cap_error *err) {
   memset(out, 0, sizeof *out);
   out->cfg = cfg;
   if (cfg->bundle) return load_from_bundle(cfg, lim, stg, index, out, err);

@@ -1,16 +1,16 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "launch_contract.h"
-#include "requests.h"
 #include "canonical_json.h"
 #include "digest.h"
+#include "launch_contract.h"
+#include "requests.h"
 #include "safe_open.h"
 #include "strict_json.h"
 
@@ -23,7 +23,7 @@ typedef struct {
 } limit_field;
 
 #define LIMIT(name, field, def, min, max) \
-  {name, offsetof(host_limits, field), def, min, max}
+  { name, offsetof(host_limits, field), def, min, max }
 
 /* The seed's v0.1 defaults; bounds keep every limit meaningful. */
 static const limit_field limit_fields[] = {
@@ -81,8 +81,7 @@ void config_defaults(host_config *cfg) {
     *(long long *)((char *)&cfg->limits + limit_fields[i].offset) = limit_fields[i].def;
 }
 
-static bool string_array(const json_t *obj, const char *key, json_t **out,
-                         const char *what, cap_error *err) {
+static bool string_array(const json_t *obj, const char *key, json_t **out, const char *what, cap_error *err) {
   if (!sj_array(obj, key, out, CAP_E_CONFIG_INVALID, what, err)) return false;
   size_t i;
   json_t *v;
@@ -142,19 +141,19 @@ static cap_code parse_capsule(const json_t *o, size_t idx, capsule_config *c, co
     return cap_fail(err, CAP_E_CAPSULE_ROOT_INVALID, "%s.root must be a normalised absolute path%s", what,
                     meant(c->root, config_path, hint, sizeof hint));
   if (!so_is_plain_relative(c->manifest))
-    return cap_fail(err, CAP_E_MANIFEST_OPEN,
-                    "%s.manifest must be a plain relative path inside root", what);
+    return cap_fail(err, CAP_E_MANIFEST_OPEN, "%s.manifest must be a plain relative path inside root", what);
   /* "/" is a legal (if unwise) root; the staging-overlap check refuses it. */
-  if (c->workspace_root && strcmp(c->workspace_root, "/") != 0 &&
-      !so_is_plain_absolute(c->workspace_root))
-    return cap_fail(err, CAP_E_WORKSPACE_ROOT_INVALID, "%s.workspaceRoot must be a normalised absolute path%s",
-                    what, meant(c->workspace_root, config_path, hint, sizeof hint));
+  if (c->workspace_root && strcmp(c->workspace_root, "/") != 0 && !so_is_plain_absolute(c->workspace_root))
+    return cap_fail(err, CAP_E_WORKSPACE_ROOT_INVALID,
+                    "%s.workspaceRoot must be a normalised absolute path%s", what,
+                    meant(c->workspace_root, config_path, hint, sizeof hint));
   return parse_policy(json_object_get(o, "policy"), c, err);
 }
 
 /* The config from text; path is the file it came from ("" for none), which
  * a refusal of a relative path uses to say what it probably meant. */
-static cap_code parse_config(const char *text, size_t len, const char *path, host_config *cfg, cap_error *err) {
+static cap_code parse_config(const char *text, size_t len, const char *path, host_config *cfg,
+                             cap_error *err) {
   config_defaults(cfg);
   snprintf(cfg->path, sizeof cfg->path, "%s", path);
   sj_limits lim = {.max_depth = 16, .max_nodes = 200000};
@@ -171,18 +170,19 @@ static cap_code parse_config(const char *text, size_t len, const char *path, hos
       if (strcmp(limit_fields[i].name, key) == 0) f = &limit_fields[i];
     if (!f) return cap_fail(err, CAP_E_CONFIG_INVALID, "config has unknown field \"%s\"", key);
     long long *slot = (long long *)((char *)&cfg->limits + f->offset);
-    if (!sj_opt_uint(root, key, f->min, f->max, slot, CAP_E_CONFIG_INVALID, "config", err))
-      return err->code;
+    if (!sj_opt_uint(root, key, f->min, f->max, slot, CAP_E_CONFIG_INVALID, "config", err)) return err->code;
   }
   if (cfg->limits.max_cell_memory_mb < cfg->limits.max_old_space_size_mb + CELL_MEMORY_HEADROOM_MB)
-    return cap_fail(err, CAP_E_CONFIG_INVALID, "config.maxCellMemoryMb (%lld) must be at least maxOldSpaceSizeMb + %d (%lld)",
-               cfg->limits.max_cell_memory_mb, CELL_MEMORY_HEADROOM_MB,
-               cfg->limits.max_old_space_size_mb + CELL_MEMORY_HEADROOM_MB);
-  if (!sj_opt_string(root, "bubblewrapCommand", &cfg->bubblewrap_command,
-                     CAP_E_CONFIG_INVALID, "config", err))
+    return cap_fail(err, CAP_E_CONFIG_INVALID,
+                    "config.maxCellMemoryMb (%lld) must be at least maxOldSpaceSizeMb + %d (%lld)",
+                    cfg->limits.max_cell_memory_mb, CELL_MEMORY_HEADROOM_MB,
+                    cfg->limits.max_old_space_size_mb + CELL_MEMORY_HEADROOM_MB);
+  if (!sj_opt_string(root, "bubblewrapCommand", &cfg->bubblewrap_command, CAP_E_CONFIG_INVALID, "config",
+                     err))
     return err->code;
   if (cfg->bubblewrap_command[0] == '\0' || strlen(cfg->bubblewrap_command) > 4096)
-    return cap_fail(err, CAP_E_CONFIG_INVALID, "config.bubblewrapCommand must be a non-empty command name or path");
+    return cap_fail(err, CAP_E_CONFIG_INVALID,
+                    "config.bubblewrapCommand must be a non-empty command name or path");
   json_t *caps = json_object_get(root, "capsules");
   if (!caps) return CAP_OK;
   if (!json_is_array(caps)) return cap_fail(err, CAP_E_CONFIG_INVALID, "config.capsules must be an array");
@@ -190,8 +190,8 @@ static cap_code parse_config(const char *text, size_t len, const char *path, hos
   cfg->capsules = calloc(cfg->capsule_count ? cfg->capsule_count : 1, sizeof *cfg->capsules);
   if (!cfg->capsules) return cap_fail(err, CAP_E_INTERNAL, "out of memory");
   size_t i;
-  json_array_foreach(caps, i, v) if (parse_capsule(v, i, &cfg->capsules[i], cfg->path, err) != CAP_OK)
-      return err->code;
+  json_array_foreach(
+      caps, i, v) if (parse_capsule(v, i, &cfg->capsules[i], cfg->path, err) != CAP_OK) return err->code;
   return CAP_OK;
 }
 
@@ -202,8 +202,7 @@ cap_code config_parse(const char *text, size_t len, host_config *cfg, cap_error 
 cap_code config_load(const char *path, host_config *cfg, cap_error *err) {
   config_defaults(cfg);
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0)
-    return cap_fail(err, CAP_E_CONFIG_READ, "cannot open config %s: %s", path, strerror(errno));
+  if (fd < 0) return cap_fail(err, CAP_E_CONFIG_READ, "cannot open config %s: %s", path, strerror(errno));
   char *text = NULL;
   size_t len = 0;
   so_read_result rc = so_read_bounded(fd, CONFIG_MAX_BYTES, &text, &len);
@@ -219,8 +218,10 @@ cap_code config_load(const char *path, host_config *cfg, cap_error *err) {
   free(text);
   /* A policy's digest survives reformatting: that of its canonical form. */
   char *canonical = rc2 ? NULL : canonical_json(cfg->json);
-  if (canonical) digest_sha256_hex(canonical, strlen(canonical), cfg->sha256);
-  else if (!rc2) rc2 = cap_fail(err, CAP_E_CONFIG_INVALID, "config %s has no canonical form (a fraction?)", path);
+  if (canonical)
+    digest_sha256_hex(canonical, strlen(canonical), cfg->sha256);
+  else if (!rc2)
+    rc2 = cap_fail(err, CAP_E_CONFIG_INVALID, "config %s has no canonical form (a fraction?)", path);
   free(canonical);
   return rc2;
 }

@@ -24,20 +24,18 @@ typedef struct capsule_config {
 } capsule_config;
 
 typedef struct host_limits {
-  long long max_manifest_bytes, max_artifact_bytes, max_frame_bytes,
-      max_stderr_bytes, max_description_bytes, max_prompt_bytes,
-      max_contributions, max_json_nodes, max_json_depth, startup_timeout_ms,
-      call_timeout_ms, shutdown_timeout_ms, process_grace_ms,
-      max_concurrent_calls, max_queued_calls, max_old_space_size_mb,
-      tmpfs_bytes, queue_timeout_ms, max_cell_memory_mb, max_cell_cpu_seconds,
+  long long max_manifest_bytes, max_artifact_bytes, max_frame_bytes, max_stderr_bytes, max_description_bytes,
+      max_prompt_bytes, max_contributions, max_json_nodes, max_json_depth, startup_timeout_ms,
+      call_timeout_ms, shutdown_timeout_ms, process_grace_ms, max_concurrent_calls, max_queued_calls,
+      max_old_space_size_mb, tmpfs_bytes, queue_timeout_ms, max_cell_memory_mb, max_cell_cpu_seconds,
       max_cell_file_bytes, max_cell_open_files, warm_cells_per_capsule, warm_cell_max_idle_ms,
       warm_cell_preload;
 } host_limits;
 
 typedef struct {
-  json_t *json; /* owns all strings */
-  char path[4096];  /* the file it came from; "" for defaults */
-  char sha256[65];  /* of its RFC 8785 canonical form: what summaries name it by; "" for defaults */
+  json_t *json;          /* owns all strings */
+  char path[4096];       /* the file it came from; "" for defaults */
+  char sha256[65];       /* of its RFC 8785 canonical form: what summaries name it by; "" for defaults */
   char bytes_sha256[65]; /* of its bytes: what summaries named it by before (still verified) */
   const char *bubblewrap_command;
   host_limits limits;
@@ -53,8 +51,7 @@ json_t *config_table_json(void);
 void config_defaults(host_config *cfg);
 cap_code config_load(const char *path, host_config *cfg, cap_error *err);
 /* Parses config text; exposed for the fuzz harness. */
-cap_code config_parse(const char *text, size_t len, host_config *cfg,
-                      cap_error *err);
+cap_code config_parse(const char *text, size_t len, host_config *cfg, cap_error *err);
 void config_free(host_config *cfg);
 
 #endif

@@ -2,14 +2,12 @@
 
 #include <string.h>
 
-#include "schema.h"
-#include "strict_json.h"
 #include "config.h"
 #include "manifest.h"
+#include "schema.h"
+#include "strict_json.h"
 
-
-static cap_code admit_tools(const json_t *tools, const manifest *m, const host_limits *lim,
-                            cap_error *err) {
+static cap_code admit_tools(const json_t *tools, const manifest *m, const host_limits *lim, cap_error *err) {
   size_t i;
   json_t *t;
   static const char *const keys[] = {"name", "description", "inputSchema", NULL};
@@ -21,20 +19,19 @@ static cap_code admit_tools(const json_t *tools, const manifest *m, const host_l
         !sj_string(t, "description", &desc, CAP_E_PROTOCOL_VIOLATION, "tool", err))
       return err->code;
     if (!sj_array_has_string(m->tools, name))
-      return cap_fail(err, CAP_E_DESCRIBE_MISMATCH, "describe offers tool \"%s\" not in the manifest",
-                      name);
+      return cap_fail(err, CAP_E_DESCRIBE_MISMATCH, "describe offers tool \"%s\" not in the manifest", name);
     for (size_t j = 0; j < i; j++)
       if (strcmp(json_string_value(json_object_get(json_array_get(tools, j), "name")), name) == 0)
         return cap_fail(err, CAP_E_DESCRIBE_MISMATCH, "describe offers tool \"%s\" twice", name);
     size_t dlen = strlen(desc);
     if (dlen == 0 || (long long)dlen > lim->max_description_bytes)
       return cap_fail(err, CAP_E_DESCRIBE_LIMIT,
-                      "tool \"%s\" description is %zu bytes (1..maxDescriptionBytes %lld)", name,
-                      dlen, lim->max_description_bytes);
+                      "tool \"%s\" description is %zu bytes (1..maxDescriptionBytes %lld)", name, dlen,
+                      lim->max_description_bytes);
     json_t *schema = json_object_get(t, "inputSchema");
     if (!sj_within(schema, &jl))
-      return cap_fail(err, CAP_E_JSON_LIMIT,
-                      "tool \"%s\" inputSchema exceeds maxJsonDepth/maxJsonNodes", name);
+      return cap_fail(err, CAP_E_JSON_LIMIT, "tool \"%s\" inputSchema exceeds maxJsonDepth/maxJsonNodes",
+                      name);
     if (schema_check(schema, err)) return err->code;
   }
   if (json_array_size(tools) != json_array_size(m->tools))
@@ -43,8 +40,8 @@ static cap_code admit_tools(const json_t *tools, const manifest *m, const host_l
   return CAP_OK;
 }
 
-static cap_code admit_sections(const json_t *sections, const manifest *m,
-                               const host_limits *lim, cap_error *err) {
+static cap_code admit_sections(const json_t *sections, const manifest *m, const host_limits *lim,
+                               cap_error *err) {
   size_t i;
   json_t *s;
   static const char *const keys[] = {"id", "text", NULL};
@@ -73,25 +70,24 @@ static cap_code admit_sections(const json_t *sections, const manifest *m,
   }
   if (json_array_size(sections) != json_array_size(m->prompt_sections))
     return cap_fail(err, CAP_E_DESCRIBE_MISMATCH,
-                    "describe offers %zu prompt sections, manifest declares %zu",
-                    json_array_size(sections), json_array_size(m->prompt_sections));
+                    "describe offers %zu prompt sections, manifest declares %zu", json_array_size(sections),
+                    json_array_size(m->prompt_sections));
   return CAP_OK;
 }
 
-cap_code describe_admit(const json_t *reply, const manifest *m, const host_limits *lim,
-                        json_t **descriptor, cap_error *err) {
+cap_code describe_admit(const json_t *reply, const manifest *m, const host_limits *lim, json_t **descriptor,
+                        cap_error *err) {
   static const char *const keys[] = {"type", "tools", "promptSections", NULL};
   json_t *tools, *sections;
   *descriptor = NULL;
   if (!sj_keys(reply, keys, keys, CAP_E_PROTOCOL_VIOLATION, "describe.result", err) ||
       !sj_array(reply, "tools", &tools, CAP_E_PROTOCOL_VIOLATION, "describe.result", err) ||
-      !sj_array(reply, "promptSections", &sections, CAP_E_PROTOCOL_VIOLATION, "describe.result",
-                err))
+      !sj_array(reply, "promptSections", &sections, CAP_E_PROTOCOL_VIOLATION, "describe.result", err))
     return err->code;
   size_t total = json_array_size(tools) + json_array_size(sections);
   if ((long long)total > lim->max_contributions)
-    return cap_fail(err, CAP_E_DESCRIBE_LIMIT, "describe offers %zu contributions (max %lld)",
-                    total, lim->max_contributions);
+    return cap_fail(err, CAP_E_DESCRIBE_LIMIT, "describe offers %zu contributions (max %lld)", total,
+                    lim->max_contributions);
   if (admit_tools(tools, m, lim, err) || admit_sections(sections, m, lim, err)) return err->code;
   *descriptor = json_pack("{s:O,s:O}", "tools", tools, "promptSections", sections);
   return *descriptor ? CAP_OK : cap_fail(err, CAP_E_INTERNAL, "out of memory building the descriptor");

@@ -13,7 +13,7 @@ typedef struct manifest manifest;
 
 /* On success *descriptor holds {tools:[...], promptSections:[...]} (a new
  * reference), the immutable form compared again in every call cell. */
-cap_code describe_admit(const json_t *reply, const manifest *m, const host_limits *lim,
-                        json_t **descriptor, cap_error *err);
+cap_code describe_admit(const json_t *reply, const manifest *m, const host_limits *lim, json_t **descriptor,
+                        cap_error *err);
 
 #endif

@@ -22,8 +22,8 @@ typedef struct manifest {
 } manifest;
 
 /* Validates manifest text (already size-checked by the caller). */
-cap_code manifest_parse(const char *text, size_t len, const sj_limits *lim,
-                        long long max_contributions, manifest *m, cap_error *err);
+cap_code manifest_parse(const char *text, size_t len, const sj_limits *lim, long long max_contributions,
+                        manifest *m, cap_error *err);
 void manifest_free(manifest *m);
 
 #endif

@@ -2,7 +2,9 @@
 
 #include <string.h>
 
-static bool lower_or_digit(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+static bool lower_or_digit(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
 
 bool names_is_id(const char *s) {
   size_t n = strlen(s);
@@ -17,8 +19,7 @@ bool names_is_tool(const char *s) {
   if (n == 0 || n > 64 || strcmp(s, "run_code") == 0) return false;
   for (size_t i = 0; i < n; i++) {
     char c = s[i];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          c == '_' || c == '-'))
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
       return false;
   }
   return true;

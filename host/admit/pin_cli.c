@@ -45,7 +45,8 @@ cap_code pin_cli_run(const char *dir, const host_limits *lim, json_t **report, c
   size_t mlen = 0, alen = 0;
   char hex[SHA256_HEX_LEN + 1];
   cap_code rc = capsule_read_root(&cfg, lim, false, &cap, &mtext, &mlen, &artifact, &alen, err);
-  if (!rc && !digest_sha256_hex(artifact, alen, hex)) rc = cap_fail(err, CAP_E_INTERNAL, "cannot hash the artifact");
+  if (!rc && !digest_sha256_hex(artifact, alen, hex))
+    rc = cap_fail(err, CAP_E_INTERNAL, "cannot hash the artifact");
   bool changed = !rc && strcmp(cap.m.sha256 ? cap.m.sha256 : "", hex) != 0;
   int dirfd = changed ? so_open(AT_FDCWD, dir, O_PATH | O_DIRECTORY) : -1;
   if (changed && dirfd < 0)

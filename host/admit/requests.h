@@ -11,7 +11,6 @@
 /* Validates an array of requests or grants; `syntax_code` is used for
  * malformed entries, REQUEST_UNSUPPORTED for known-but-unsupported kinds,
  * WORKSPACE_PATH_INVALID for a path that is not plain relative. */
-cap_code requests_check_list(const json_t *list, const char *what,
-                             cap_code syntax_code, cap_error *err);
+cap_code requests_check_list(const json_t *list, const char *what, cap_code syntax_code, cap_error *err);
 
 #endif

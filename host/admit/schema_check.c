@@ -1,14 +1,13 @@
 /* schema_check: which schemas the host admits (SCHEMA_INVALID). */
-#include "schema.h"
-
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "schema.h"
 
-static const char *const type_names[] = {"object", "array", "string", "number",
-                                         "integer", "boolean", "null", NULL};
+static const char *const type_names[] = {"object",  "array",   "string", "number",
+                                         "integer", "boolean", "null",   NULL};
 
 static bool is_type_name(const char *s) {
   for (const char *const *t = type_names; *t; t++)
@@ -16,7 +15,9 @@ static bool is_type_name(const char *s) {
   return false;
 }
 
-static bool is_count(const json_t *v) { return json_is_integer(v) && json_integer_value(v) >= 0; }
+static bool is_count(const json_t *v) {
+  return json_is_integer(v) && json_integer_value(v) >= 0;
+}
 
 static cap_code check(const json_t *s, const char *at, cap_error *err);
 
@@ -27,16 +28,20 @@ static cap_code check_keyword(const char *k, const json_t *v, const char *at, ca
     if (json_is_array(v) && json_array_size(v) > 0) {
       size_t i;
       json_t *t;
-      json_array_foreach(v, i, t) if (!json_is_string(t) || !is_type_name(json_string_value(t)))
-          return cap_fail(err, CAP_E_SCHEMA_INVALID, "%s: invalid type list", at);
+      json_array_foreach(
+          v, i, t) if (!json_is_string(t) ||
+                       !is_type_name(json_string_value(t))) return cap_fail(err, CAP_E_SCHEMA_INVALID,
+                                                                            "%s: invalid type list", at);
       return CAP_OK;
     }
     return cap_fail(err, CAP_E_SCHEMA_INVALID, "%s: invalid \"type\"", at);
   }
   if (strcmp(k, "description") == 0 || strcmp(k, "title") == 0)
-    return json_is_string(v) ? CAP_OK : cap_fail(err, CAP_E_SCHEMA_INVALID, "%s: \"%s\" must be a string", at, k);
+    return json_is_string(v) ? CAP_OK
+                             : cap_fail(err, CAP_E_SCHEMA_INVALID, "%s: \"%s\" must be a string", at, k);
   if (strcmp(k, "properties") == 0) {
-    if (!json_is_object(v)) return cap_fail(err, CAP_E_SCHEMA_INVALID, "%s: \"properties\" must be an object", at);
+    if (!json_is_object(v))
+      return cap_fail(err, CAP_E_SCHEMA_INVALID, "%s: \"properties\" must be an object", at);
     const char *name;
     json_t *p;
     json_object_foreach((json_t *)v, name, p) {
@@ -46,11 +51,12 @@ static cap_code check_keyword(const char *k, const json_t *v, const char *at, ca
     return CAP_OK;
   }
   if (strcmp(k, "required") == 0) {
-    if (!json_is_array(v)) return cap_fail(err, CAP_E_SCHEMA_INVALID, "%s: \"required\" must be an array", at);
+    if (!json_is_array(v))
+      return cap_fail(err, CAP_E_SCHEMA_INVALID, "%s: \"required\" must be an array", at);
     size_t i;
     json_t *r;
-    json_array_foreach(v, i, r) if (!json_is_string(r))
-        return cap_fail(err, CAP_E_SCHEMA_INVALID, "%s: \"required\" entries must be strings", at);
+    json_array_foreach(v, i, r) if (!json_is_string(r)) return cap_fail(
+        err, CAP_E_SCHEMA_INVALID, "%s: \"required\" entries must be strings", at);
     return CAP_OK;
   }
   if (strcmp(k, "additionalProperties") == 0) {
@@ -63,14 +69,18 @@ static cap_code check_keyword(const char *k, const json_t *v, const char *at, ca
     return check(v, sub, err);
   }
   if (strcmp(k, "enum") == 0)
-    return json_is_array(v) && json_array_size(v) > 0 ? CAP_OK
-                                                       : cap_fail(err, CAP_E_SCHEMA_INVALID, "%s: \"enum\" must be a non-empty array", at);
+    return json_is_array(v) && json_array_size(v) > 0
+               ? CAP_OK
+               : cap_fail(err, CAP_E_SCHEMA_INVALID, "%s: \"enum\" must be a non-empty array", at);
   if (strcmp(k, "const") == 0) return CAP_OK;
   if (strcmp(k, "minimum") == 0 || strcmp(k, "maximum") == 0)
-    return json_is_number(v) ? CAP_OK : cap_fail(err, CAP_E_SCHEMA_INVALID, "%s: \"%s\" must be a number", at, k);
+    return json_is_number(v) ? CAP_OK
+                             : cap_fail(err, CAP_E_SCHEMA_INVALID, "%s: \"%s\" must be a number", at, k);
   if (strcmp(k, "minLength") == 0 || strcmp(k, "maxLength") == 0 || strcmp(k, "minItems") == 0 ||
       strcmp(k, "maxItems") == 0)
-    return is_count(v) ? CAP_OK : cap_fail(err, CAP_E_SCHEMA_INVALID, "%s: \"%s\" must be a non-negative integer", at, k);
+    return is_count(v)
+               ? CAP_OK
+               : cap_fail(err, CAP_E_SCHEMA_INVALID, "%s: \"%s\" must be a non-negative integer", at, k);
   return cap_fail(err, CAP_E_SCHEMA_INVALID, "%s: unsupported schema keyword \"%s\"", at, k);
 }
 

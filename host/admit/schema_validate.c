@@ -1,10 +1,10 @@
 /* schema_validate: tool input against an admitted schema (INPUT_INVALID). */
-#include "schema.h"
-
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "schema.h"
 
 static bool has_type(const json_t *v, const char *t) {
   if (strcmp(t, "object") == 0) return json_is_object(v);
@@ -12,8 +12,7 @@ static bool has_type(const json_t *v, const char *t) {
   if (strcmp(t, "string") == 0) return json_is_string(v);
   if (strcmp(t, "number") == 0) return json_is_number(v);
   if (strcmp(t, "integer") == 0)
-    return json_is_integer(v) ||
-           (json_is_real(v) && floor(json_real_value(v)) == json_real_value(v));
+    return json_is_integer(v) || (json_is_real(v) && floor(json_real_value(v)) == json_real_value(v));
   if (strcmp(t, "boolean") == 0) return json_is_boolean(v);
   return json_is_null(v);
 }
@@ -44,7 +43,8 @@ static bool value_equal(const json_t *a, const json_t *b) {
 }
 
 static cap_code validate(const json_t *s, const json_t *v, const char *at, cap_error *err) {
-  if (!type_ok(json_object_get(s, "type"), v)) return cap_fail(err, CAP_E_INPUT_INVALID, "%s: wrong type", at);
+  if (!type_ok(json_object_get(s, "type"), v))
+    return cap_fail(err, CAP_E_INPUT_INVALID, "%s: wrong type", at);
   json_t *k;
   if ((k = json_object_get(s, "const")) && !value_equal(k, v))
     return cap_fail(err, CAP_E_INPUT_INVALID, "%s: value differs from const", at);
@@ -86,8 +86,8 @@ static cap_code validate(const json_t *s, const json_t *v, const char *at, cap_e
     json_t *props = json_object_get(s, "properties"), *req = json_object_get(s, "required");
     json_t *extra = json_object_get(s, "additionalProperties"), *e;
     size_t i;
-    json_array_foreach(req, i, e) if (!json_object_get(v, json_string_value(e)))
-        return cap_fail(err, CAP_E_INPUT_INVALID, "%s: missing required property \"%s\"", at, json_string_value(e));
+    json_array_foreach(req, i, e) if (!json_object_get(v, json_string_value(e))) return cap_fail(
+        err, CAP_E_INPUT_INVALID, "%s: missing required property \"%s\"", at, json_string_value(e));
     const char *name;
     json_object_foreach((json_t *)v, name, e) {
       snprintf(sub, sizeof sub, "%s/%s", at, name);

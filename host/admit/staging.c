@@ -1,11 +1,11 @@
 #include "staging.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -41,8 +41,8 @@ int staging_sweep(const char *base) {
     struct stat st;
     int lock = openat(dfd, STAGING_LOCK_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     /* Only this user's directories, and only when no host holds the lock. */
-    if (lock >= 0 && fstat(dfd, &st) == 0 && st.st_uid == geteuid() &&
-        flock(lock, LOCK_EX | LOCK_NB) == 0 && remove_dead(parent, e->d_name, dfd))
+    if (lock >= 0 && fstat(dfd, &st) == 0 && st.st_uid == geteuid() && flock(lock, LOCK_EX | LOCK_NB) == 0 &&
+        remove_dead(parent, e->d_name, dfd))
       removed++;
     if (lock >= 0) close(lock);
     close(dfd);
@@ -61,8 +61,7 @@ static cap_code take_owner_lock(staging *s, cap_error *err) {
       renameat(s->dirfd, tmp_name, s->dirfd, STAGING_LOCK_NAME) != 0) {
     int e = errno;
     unlinkat(s->dirfd, tmp_name, 0);
-    return cap_fail(err, CAP_E_STAGING_FAILED, "cannot lock staging directory %s: %s", s->dir,
-                    strerror(e));
+    return cap_fail(err, CAP_E_STAGING_FAILED, "cannot lock staging directory %s: %s", s->dir, strerror(e));
   }
   return CAP_OK;
 }
@@ -76,14 +75,14 @@ cap_code staging_create(staging *s, cap_error *err) {
   snprintf(s->dir, sizeof s->dir, "%s/" STAGING_PREFIX "XXXXXX", base);
   if (!mkdtemp(s->dir)) {
     s->dir[0] = '\0';
-    return cap_fail(err, CAP_E_STAGING_FAILED, "cannot create staging directory in %s: %s",
-                    base, strerror(errno));
+    return cap_fail(err, CAP_E_STAGING_FAILED, "cannot create staging directory in %s: %s", base,
+                    strerror(errno));
   }
   /* The launcher reopens staged files without symlinks: check that now. */
   s->dirfd = so_open(AT_FDCWD, s->dir, O_PATH | O_DIRECTORY);
   if (s->dirfd < 0) {
-    cap_fail(err, CAP_E_STAGING_FAILED, "staging directory %s is reached through a symlink: %s",
-             s->dir, strerror(errno));
+    cap_fail(err, CAP_E_STAGING_FAILED, "staging directory %s is reached through a symlink: %s", s->dir,
+             strerror(errno));
     rmdir(s->dir);
     s->dir[0] = '\0';
     return err->code;
@@ -95,8 +94,8 @@ cap_code staging_create(staging *s, cap_error *err) {
   return CAP_OK;
 }
 
-cap_code staging_add(staging *s, const char *name, const void *bytes, size_t len,
-                     staged_file *out, cap_error *err) {
+cap_code staging_add(staging *s, const char *name, const void *bytes, size_t len, staged_file *out,
+                     cap_error *err) {
   if (s->count == STAGING_MAX_FILES || strlen(name) >= sizeof s->names[0])
     return cap_fail(err, CAP_E_STAGING_FAILED, "too many staged files");
   int fd = openat(s->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
@@ -109,8 +108,7 @@ cap_code staging_add(staging *s, const char *name, const void *bytes, size_t len
   snprintf(out->path, sizeof out->path, "%s/%s", s->dir, name);
   out->dev = (unsigned long long)st.st_dev;
   out->ino = (unsigned long long)st.st_ino;
-  if (!digest_sha256_hex(bytes, len, out->sha256))
-    return cap_fail(err, CAP_E_INTERNAL, "sha256 failed");
+  if (!digest_sha256_hex(bytes, len, out->sha256)) return cap_fail(err, CAP_E_INTERNAL, "sha256 failed");
   return CAP_OK;
 }
 

@@ -38,8 +38,8 @@ cap_code staging_create(staging *s, cap_error *err);
  * were removed. Best effort: never fails activation. */
 int staging_sweep(const char *base);
 /* Writes bytes as a new 0400 file named `name` and records its identity. */
-cap_code staging_add(staging *s, const char *name, const void *bytes, size_t len,
-                     staged_file *out, cap_error *err);
+cap_code staging_add(staging *s, const char *name, const void *bytes, size_t len, staged_file *out,
+                     cap_error *err);
 /* Records a name that a forked job of this host may create in the
  * directory (the startup snapshot), so that removal covers it. */
 cap_code staging_reserve(staging *s, const char *name, cap_error *err);

@@ -24,8 +24,8 @@ static cap_code resolve_one(int root, const char *path, unsigned long long guest
                     so_open_errno_text(errno));
   cap_code rc = CAP_OK;
   if (fstat(fd, &st) != 0)
-    rc = cap_fail(err, CAP_E_WORKSPACE_TARGET_INVALID, "workspace file %s cannot be inspected: %s",
-                  path, strerror(errno));
+    rc = cap_fail(err, CAP_E_WORKSPACE_TARGET_INVALID, "workspace file %s cannot be inspected: %s", path,
+                  strerror(errno));
   else if (!S_ISREG(st.st_mode))
     rc = cap_fail(err, CAP_E_WORKSPACE_TARGET_INVALID, "workspace file %s is %s", path,
                   so_file_type_text(st.st_mode));
@@ -44,9 +44,9 @@ static cap_code resolve_one(int root, const char *path, unsigned long long guest
   return CAP_OK;
 }
 
-cap_code workspace_resolve(const char *workspace_root, const json_t *requests,
-                           const char *staging_dir, unsigned long long guest_dev,
-                           unsigned long long guest_ino, workspace_grants *g, cap_error *err) {
+cap_code workspace_resolve(const char *workspace_root, const json_t *requests, const char *staging_dir,
+                           unsigned long long guest_dev, unsigned long long guest_ino, workspace_grants *g,
+                           cap_error *err) {
   if (json_array_size(requests) == 0) return CAP_OK;
   if (!workspace_root)
     return cap_fail(err, CAP_E_WORKSPACE_ROOT_INVALID,
@@ -54,8 +54,8 @@ cap_code workspace_resolve(const char *workspace_root, const json_t *requests,
   if (workspace_path_within(staging_dir, workspace_root) ||
       workspace_path_within(workspace_root, staging_dir))
     return cap_fail(err, CAP_E_WORKSPACE_STAGING_OVERLAP,
-                    "workspaceRoot %s overlaps private staging %s (set TMPDIR outside it)",
-                    workspace_root, staging_dir);
+                    "workspaceRoot %s overlaps private staging %s (set TMPDIR outside it)", workspace_root,
+                    staging_dir);
   int root = so_open(AT_FDCWD, workspace_root, O_PATH | O_DIRECTORY);
   if (root < 0)
     return cap_fail(err, CAP_E_WORKSPACE_ROOT_INVALID, "workspaceRoot %s %s", workspace_root,
@@ -76,8 +76,7 @@ cap_code workspace_resolve(const char *workspace_root, const json_t *requests,
   return rc;
 }
 
-cap_code workspace_unchanged(const char *workspace_root, const workspace_grants *g,
-                             cap_error *err) {
+cap_code workspace_unchanged(const char *workspace_root, const workspace_grants *g, cap_error *err) {
   if (g->count == 0) return CAP_OK;
   int root = so_open(AT_FDCWD, workspace_root, O_PATH | O_DIRECTORY);
   if (root < 0)
@@ -92,7 +91,8 @@ cap_code workspace_unchanged(const char *workspace_root, const workspace_grants 
     if (fd < 0 || (unsigned long long)st.st_dev != f->dev || (unsigned long long)st.st_ino != f->ino)
       rc = cap_fail(err, CAP_E_LAUNCH_SOURCE_MISMATCH,
                     "workspace file %s is not the file the warm cell's launcher verified "
-                    "(replaced, removed or not regular)", f->path);
+                    "(replaced, removed or not regular)",
+                    f->path);
   }
   close(root);
   return rc;

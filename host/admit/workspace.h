@@ -41,8 +41,8 @@ bool workspace_path_within(const char *inner, const char *outer);
  * MANIFEST_INVALID (more than WORKSPACE_MAX_GRANTS). Files resolved before
  * a failure stay in g for workspace_release. */
 cap_code workspace_resolve(const char *root, const json_t *requests, const char *staging_dir,
-                           unsigned long long guest_dev, unsigned long long guest_ino,
-                           workspace_grants *g, cap_error *err);
+                           unsigned long long guest_dev, unsigned long long guest_ino, workspace_grants *g,
+                           cap_error *err);
 /* Every grant still resolves (beneath root, no symlinks) to the regular
  * file admitted at activation (same dev/inode); otherwise
  * LAUNCH_SOURCE_MISMATCH, as the launcher says for a cold cell. */

@@ -15,30 +15,30 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attest_report.h"
+#include "bwrap_diagnosis.h"
 #include "cell/cell.h"
 #include "cell/launch_document.h"
 #include "cell/node_flags.h"
-#include "world_view.h"
+#include "clock.h"
 #include "digest.h"
-#include "attest_report.h"
-#include "bwrap_diagnosis.h"
 #include "host_state.h"
+#include "kernel_abi.h"
 #include "launch_doc.h"
+#include "node_version.h"
 #include "seccomp_policy.h"
 #include "strict_json.h"
-#include "clock.h"
-#include "kernel_abi.h"
-#include "node_version.h"
+#include "world_view.h"
 
 static const char *const ns_names[] = {"mnt", "pid", "net", "user", "ipc", "uts", NULL};
 
 /* Maps cell failures of the probe phases onto attestation codes. */
 static cap_code as_attest_error(cap_error *err, const char *phase) {
   cap_code c = err->code;
-  if (c == CAP_E_CELL_START_TIMEOUT || c == CAP_E_CELL_SHUTDOWN_TIMEOUT) c = CAP_E_ATTEST_TIMEOUT;
-  else if (c == CAP_E_FRAME_TOO_LARGE || c == CAP_E_FRAME_TRUNCATED ||
-           c == CAP_E_FRAME_INVALID_JSON || c == CAP_E_FRAME_TRAILING_DATA ||
-           c == CAP_E_PROTOCOL_VIOLATION || c == CAP_E_CELL_EXITED ||
+  if (c == CAP_E_CELL_START_TIMEOUT || c == CAP_E_CELL_SHUTDOWN_TIMEOUT)
+    c = CAP_E_ATTEST_TIMEOUT;
+  else if (c == CAP_E_FRAME_TOO_LARGE || c == CAP_E_FRAME_TRUNCATED || c == CAP_E_FRAME_INVALID_JSON ||
+           c == CAP_E_FRAME_TRAILING_DATA || c == CAP_E_PROTOCOL_VIOLATION || c == CAP_E_CELL_EXITED ||
            c == CAP_E_CELL_STDERR_LIMIT || c == CAP_E_JSON_LIMIT)
     c = CAP_E_ATTEST_OUTPUT_INVALID;
   if (c != err->code) {
@@ -56,15 +56,15 @@ static cap_code world_phase(host *h, json_t *report, cap_error *err) {
   if (cell_start_probe(&c, h->probe, &h->cfg.limits, err)) return err->code;
   cell_report_bounds(&c); /* the probe cell runs no guest code at all */
   long long deadline = mono_ms() + h->cfg.limits.startup_timeout_ms;
-  json_t *req = json_pack("{s:s,s:s,s:s,s:s}", "type", "attest.world", "challenge", challenge,
-                          "node", h->node.executable.path, "bwrap", h->bwrap.path);
+  json_t *req = json_pack("{s:s,s:s,s:s,s:s}", "type", "attest.world", "challenge", challenge, "node",
+                          h->node.executable.path, "bwrap", h->bwrap.path);
   json_t *reply = NULL;
   cap_code rc = cell_send(&c, req, deadline, CAP_E_CELL_START_TIMEOUT, err);
   json_decref(req);
   if (!rc) rc = cell_expect(&c, "attest.world.result", deadline, CAP_E_CELL_START_TIMEOUT, &reply, err);
   if (!rc)
-    rc = attest_report_check_world(&h->node, &h->bwrap, json_object_get(report, "host"), reply,
-                            challenge, err);
+    rc = attest_report_check_world(&h->node, &h->bwrap, json_object_get(report, "host"), reply, challenge,
+                                   err);
   rc = cell_finish(&c, rc, err);
   if (rc) {
     json_decref(reply);
@@ -82,12 +82,12 @@ static cap_code world_phase(host *h, json_t *report, cap_error *err) {
 /* The cell must live in namespaces of its own, not the host's. */
 static cap_code check_namespaces(cell *c, json_t *report, cap_error *err) {
   switch (cell_wait_init(c, mono_ms() + c->lim->startup_timeout_ms, err)) {
-  case CELL_INIT_KNOWN: break;
-  case CELL_INIT_NOT_REPORTED:
-    return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "bwrap did not report the cell's init");
-  case CELL_INIT_TIMED_OUT:
-    return cap_fail(err, CAP_E_ATTEST_TIMEOUT, "bwrap did not report the cell's init in time");
-  case CELL_INIT_FAILED: return err->code;
+    case CELL_INIT_KNOWN: break;
+    case CELL_INIT_NOT_REPORTED:
+      return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "bwrap did not report the cell's init");
+    case CELL_INIT_TIMED_OUT:
+      return cap_fail(err, CAP_E_ATTEST_TIMEOUT, "bwrap did not report the cell's init in time");
+    case CELL_INIT_FAILED: return err->code;
   }
   json_t *ns = json_object();
   json_object_set_new(report, "namespaces", ns);
@@ -98,8 +98,8 @@ static cap_code check_namespaces(cell *c, json_t *report, cap_error *err) {
     ssize_t a = readlink(mine_path, mine, sizeof mine - 1);
     ssize_t b = readlink(theirs_path, theirs, sizeof theirs - 1);
     if (a <= 0 || b <= 0)
-      return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "cannot read the cell's %s namespace: %s",
-                      *n, strerror(errno));
+      return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "cannot read the cell's %s namespace: %s", *n,
+                      strerror(errno));
     mine[a] = theirs[b] = '\0';
     if (strcmp(mine, theirs) == 0)
       return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "cell shares the host's %s namespace", *n);
@@ -158,13 +158,12 @@ cap_code attest_cell_report(host *h, cell *c, json_t *report, cap_error *err) {
   cell_guest_bounds(c);
   if (rc == CAP_E_CELL_EXITED) {
     cap_error classified = {0};
-    if (classify_bwrap_failure(c, &classified) || classify_node_failure(h, c, &classified))
-      *err = classified;
+    if (classify_bwrap_failure(c, &classified) || classify_node_failure(h, c, &classified)) *err = classified;
     rc = err->code;
   }
   if (!rc)
     rc = attest_report_check_cell(&h->node, h->node_version, h->snapshot.path[0] != '\0', reply, challenge,
-                           err);
+                                  err);
   if (!rc) rc = check_namespaces(c, report, err);
   if (rc) {
     json_decref(reply);
@@ -174,14 +173,13 @@ cap_code attest_cell_report(host *h, cell *c, json_t *report, cap_error *err) {
   json_object_del(reply, "challenge");
   json_object_set_new(report, "cell", reply);
   json_object_set_new(report, "nodeFlags",
-                      json_pack("{s:s,s:b,s:b}", "permission", h->permission_flag,
-                                "disableSigusr1", h->disable_sigusr1, "noAddons", 1));
+                      json_pack("{s:s,s:b,s:b}", "permission", h->permission_flag, "disableSigusr1",
+                                h->disable_sigusr1, "noAddons", 1));
   json_object_set_new(report, "cellLoaderSha256", json_string(h->loader.sha256));
   json_object_set_new(report, "seccompSha256", json_string(h->seccomp_sha256));
-  json_object_set_new(report, "ceilings",
-                      launch_document_ceilings(&h->cfg.limits, h->node_reserved_data_mb));
-  json_object_set_new(report, "cellWorld", json_pack("{s:s,s:b}", "hostname", LAUNCH_CELL_HOSTNAME,
-                                                "devWritable", 0));
+  json_object_set_new(report, "ceilings", launch_document_ceilings(&h->cfg.limits, h->node_reserved_data_mb));
+  json_object_set_new(report, "cellWorld",
+                      json_pack("{s:s,s:b}", "hostname", LAUNCH_CELL_HOSTNAME, "devWritable", 0));
   return CAP_OK;
 }
 
@@ -213,18 +211,15 @@ cap_code attest_world(host *h, cap_error *err) {
   file_identity node;
   if (runtime_which("node", path, &node, CAP_E_RUNTIME_NOT_FOUND, err)) return err->code;
   if (runtime_scan(node.path, &h->node, err)) return err->code;
-  if (runtime_which(h->cfg.bubblewrap_command, path, &h->bwrap, CAP_E_BWRAP_NOT_FOUND, err))
-    return err->code;
+  if (runtime_which(h->cfg.bubblewrap_command, path, &h->bwrap, CAP_E_BWRAP_NOT_FOUND, err)) return err->code;
   if (seccomp_policy_digest(h->seccomp_sha256, err)) return err->code;
   if (cell_stage_files(h, err)) return err->code;
   json_object_set_new(h->timings, "resolveMs", json_integer(mono_ms() - t0));
   json_t *report = json_object();
   json_object_set_new(report, "host", runtime_world_json());
-  json_object_set_new(json_object_get(report, "host"), "node",
-                      runtime_identity_json(&h->node.executable));
+  json_object_set_new(json_object_get(report, "host"), "node", runtime_identity_json(&h->node.executable));
   json_object_set_new(json_object_get(report, "host"), "bwrap", runtime_identity_json(&h->bwrap));
-  json_object_set_new(json_object_get(report, "host"), "sharedObjects",
-                      runtime_objects_json(&h->node));
+  json_object_set_new(json_object_get(report, "host"), "sharedObjects", runtime_objects_json(&h->node));
   /* Which other system call entries this kernel has (the seccomp filter
    * denies both either way): a fact of the machine, said, not assumed. */
   json_object_set_new(json_object_get(report, "host"), "kernelAbi", kernel_abi_json());

@@ -8,20 +8,20 @@
 #include <unistd.h>
 
 #include "launch_doc.h"
-#include "strict_json.h"
 #include "runtime_scan.h"
+#include "strict_json.h"
 
 static cap_code mismatch(cap_error *err, const char *field) {
-  return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH,
-                  "world probe reports a different %s than the host sees", field);
+  return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "world probe reports a different %s than the host sees",
+                  field);
 }
 
 cap_code attest_report_check_world(const runtime_view *node_view, const file_identity *bwrap_id,
-                            const json_t *mine, const json_t *r, const char *challenge,
-                            cap_error *err) {
-  static const char *const keys[] = {"type", "challenge", "node", "nodeVersion", "bwrap",
-                                     "sharedObjects", "mountNamespace", "root", "uid", "gid",
-                                     NULL};
+                                   const json_t *mine, const json_t *r, const char *challenge,
+                                   cap_error *err) {
+  static const char *const keys[] = {
+      "type",           "challenge", "node", "nodeVersion", "bwrap", "sharedObjects",
+      "mountNamespace", "root",      "uid",  "gid",         NULL};
   if (!sj_keys(r, keys, keys, CAP_E_ATTEST_OUTPUT_INVALID, "world report", err)) return err->code;
   const char *got = json_string_value(json_object_get(r, "challenge"));
   if (!got || strcmp(got, challenge) != 0)
@@ -30,12 +30,16 @@ cap_code attest_report_check_world(const runtime_view *node_view, const file_ide
   json_t *bwrap = runtime_identity_json(bwrap_id);
   json_t *objs = runtime_objects_json(node_view);
   const char *bad = NULL;
-  if (!json_equal(node, json_object_get(r, "node"))) bad = "Node executable";
-  else if (!json_equal(bwrap, json_object_get(r, "bwrap"))) bad = "Bubblewrap executable";
-  else if (!json_equal(objs, json_object_get(r, "sharedObjects"))) bad = "shared-object set";
+  if (!json_equal(node, json_object_get(r, "node")))
+    bad = "Node executable";
+  else if (!json_equal(bwrap, json_object_get(r, "bwrap")))
+    bad = "Bubblewrap executable";
+  else if (!json_equal(objs, json_object_get(r, "sharedObjects")))
+    bad = "shared-object set";
   else if (!json_equal(json_object_get(mine, "mountNamespace"), json_object_get(r, "mountNamespace")))
     bad = "mount namespace";
-  else if (!json_equal(json_object_get(mine, "root"), json_object_get(r, "root"))) bad = "root";
+  else if (!json_equal(json_object_get(mine, "root"), json_object_get(r, "root")))
+    bad = "root";
   else if (!json_equal(json_object_get(mine, "uid"), json_object_get(r, "uid")) ||
            !json_equal(json_object_get(mine, "gid"), json_object_get(r, "gid")))
     bad = "uid/gid";
@@ -55,12 +59,11 @@ static bool mounted_dest(const runtime_view *node, const char *path) {
   return false;
 }
 
-cap_code attest_report_check_cell(const runtime_view *node, const char *node_version,
-                           bool snapshot_mounted, const json_t *r, const char *challenge,
-                           cap_error *err) {
-  static const char *const keys[] = {"type", "challenge", "version", "execPath", "sharedObjects",
-                                     "pid", "uid", "gid", "permissionModel", "permissionScopes",
-                                     "snapshot", NULL};
+cap_code attest_report_check_cell(const runtime_view *node, const char *node_version, bool snapshot_mounted,
+                                  const json_t *r, const char *challenge, cap_error *err) {
+  static const char *const keys[] = {
+      "type", "challenge", "version",         "execPath",         "sharedObjects", "pid",
+      "uid",  "gid",       "permissionModel", "permissionScopes", "snapshot",      NULL};
   if (!sj_keys(r, keys, keys, CAP_E_ATTEST_OUTPUT_INVALID, "cell report", err)) return err->code;
   const char *got = json_string_value(json_object_get(r, "challenge"));
   if (!got || strcmp(got, challenge) != 0)
@@ -100,14 +103,15 @@ cap_code attest_report_check_cell(const runtime_view *node, const char *node_ver
     return cap_fail(err, CAP_E_ATTEST_OUTPUT_INVALID, "cell report lacks permissionScopes");
   const char *scope;
   json_t *v;
-  json_object_foreach((json_t *)scopes, scope, v) if (!json_is_string(v))
-      return cap_fail(err, CAP_E_ATTEST_OUTPUT_INVALID, "bad permissionScopes entry");
+  json_object_foreach((json_t *)scopes, scope, v) if (!json_is_string(v)) return cap_fail(
+      err, CAP_E_ATTEST_OUTPUT_INVALID, "bad permissionScopes entry");
   for (size_t k = 0; required[k]; k++) {
     const char *answer = json_string_value(json_object_get(scopes, required[k]));
     if (!answer || strcmp(answer, "denied") != 0)
-      return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH, "the cell's Node permission model does not "
-                      "refuse %s (%.80s)", required[k], answer ? answer : "not reported");
+      return cap_fail(err, CAP_E_ATTEST_WORLD_MISMATCH,
+                      "the cell's Node permission model does not "
+                      "refuse %s (%.80s)",
+                      required[k], answer ? answer : "not reported");
   }
   return CAP_OK;
 }
-

@@ -17,8 +17,7 @@ bwrap_diagnosis bwrap_diagnosis_of(const char *e) {
                                              "does not allow non-privileged user namespaces", NULL};
   static const char *const sysctl_max[] = {"max_user_namespaces", "No space left on device", NULL};
   /* Generic refusals (both "create" and Debian's "creating" spellings). */
-  static const char *const refused[] = {"No permissions to creat", "Creating new namespace failed",
-                                        NULL};
+  static const char *const refused[] = {"No permissions to creat", "Creating new namespace failed", NULL};
   if (mentions(e, unknown_option))
     return (bwrap_diagnosis){CAP_E_BWRAP_FEATURE_MISSING,
                              "bubblewrap lacks a required option (--ro-bind-fd, --disable-userns, --size)",
@@ -34,7 +33,7 @@ bwrap_diagnosis bwrap_diagnosis_of(const char *e) {
     return (bwrap_diagnosis){CAP_E_USERNS_RESTRICTED, "user.max_user_namespaces is exhausted or 0",
                              FIX_SYSCTL_MAX};
   if (mentions(e, refused))
-    return (bwrap_diagnosis){CAP_E_USERNS_RESTRICTED,
-                             "bubblewrap may not create its user namespace", FIX_APPARMOR};
+    return (bwrap_diagnosis){CAP_E_USERNS_RESTRICTED, "bubblewrap may not create its user namespace",
+                             FIX_APPARMOR};
   return (bwrap_diagnosis){CAP_OK, NULL, NULL};
 }

@@ -5,13 +5,13 @@
 
 #include "cap_error.h"
 
-#define FIX_NEWER_BWRAP                                                                   \
+#define FIX_NEWER_BWRAP                                                                  \
   "install a bubblewrap with --ro-bind-fd (upstream 0.10.0 or later; Debian 12's 0.8.0 " \
   "carries it as a backport)"
-#define FIX_APPARMOR                                                                        \
-  "sudo apt-get install --yes apparmor-profiles && sudo install -m 0644 "                   \
-  "/usr/share/apparmor/extra-profiles/bwrap-userns-restrict "                               \
-  "/etc/apparmor.d/bwrap-userns-restrict && sudo apparmor_parser --replace "                \
+#define FIX_APPARMOR                                                         \
+  "sudo apt-get install --yes apparmor-profiles && sudo install -m 0644 "    \
+  "/usr/share/apparmor/extra-profiles/bwrap-userns-restrict "                \
+  "/etc/apparmor.d/bwrap-userns-restrict && sudo apparmor_parser --replace " \
   "/etc/apparmor.d/bwrap-userns-restrict (see README, Ubuntu 24.04)"
 #define FIX_SYSCTL_CLONE "sudo sysctl -w kernel.unprivileged_userns_clone=1"
 #define FIX_SYSCTL_MAX "sudo sysctl -w user.max_user_namespaces=15000"

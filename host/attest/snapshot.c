@@ -1,4 +1,3 @@
-#include "attest/attest.h"
 #include "snapshot.h"
 
 #include <errno.h>
@@ -8,15 +7,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "admit/staging.h"
+#include "attest/attest.h"
 #include "cell/cell.h"
 #include "cell/cell_orphans.h"
 #include "clock.h"
 #include "digest.h"
+#include "host_state.h"
 #include "launch_contract.h"
 #include "safe_open.h"
 #include "subproc.h"
-#include "admit/staging.h"
-#include "host_state.h"
 
 #define SNAPSHOT_MAX_BYTES (256u << 20)
 #define SNAPSHOT_BUILD_TIMEOUT_MS 60000
@@ -34,13 +34,31 @@
 static cap_code build_blob(host *h, cap_error *err) {
   char heap[64];
   snprintf(heap, sizeof heap, "--max-old-space-size=%lld", h->cfg.limits.max_old_space_size_mb);
-  char *fixed_head[] = {h->bwrap.path, "--unshare-all", "--unshare-user", "--die-with-parent",
-                        "--new-session", "--clearenv", "--cap-drop", "ALL", "--proc", "/proc",
-                        "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/tmp/.capsule",
-                        "--ro-bind", h->node.executable.path, LAUNCH_NODE_DEST};
-  char *fixed_tail[] = {"--ro-bind", h->loader.path, LAUNCH_LOADER_DEST, "--bind", h->stg.dir,
-                        BUILD_OUT_DIR, "--chdir", "/tmp", "--", LAUNCH_NODE_DEST, "--snapshot-blob",
-                        BUILD_OUT, "--build-snapshot", heap, LAUNCH_LOADER_DEST};
+  char *fixed_head[] = {h->bwrap.path,    "--unshare-all",
+                        "--unshare-user", "--die-with-parent",
+                        "--new-session",  "--clearenv",
+                        "--cap-drop",     "ALL",
+                        "--proc",         "/proc",
+                        "--dev",          "/dev",
+                        "--tmpfs",        "/tmp",
+                        "--dir",          "/tmp/.capsule",
+                        "--ro-bind",      h->node.executable.path,
+                        LAUNCH_NODE_DEST};
+  char *fixed_tail[] = {"--ro-bind",
+                        h->loader.path,
+                        LAUNCH_LOADER_DEST,
+                        "--bind",
+                        h->stg.dir,
+                        BUILD_OUT_DIR,
+                        "--chdir",
+                        "/tmp",
+                        "--",
+                        LAUNCH_NODE_DEST,
+                        "--snapshot-blob",
+                        BUILD_OUT,
+                        "--build-snapshot",
+                        heap,
+                        LAUNCH_LOADER_DEST};
   size_t nhead = sizeof fixed_head / sizeof *fixed_head, ntail = sizeof fixed_tail / sizeof *fixed_tail;
   char **argv = calloc(nhead + 3 * h->node.object_count + ntail + 1, sizeof *argv);
   if (!argv) return cap_fail(err, CAP_E_INTERNAL, "out of memory");
@@ -61,8 +79,7 @@ static cap_code build_blob(host *h, cap_error *err) {
   subproc_options opt = {.capture_fd = 2, .fd3 = -1, .cancel = &cell_cancel_requested};
   cap_error why = {0};
   cell_orphans_adopt();
-  subproc_result r =
-      subproc_run(argv, opt, SNAPSHOT_BUILD_TIMEOUT_MS, 65536, &text, &len, &status, &why);
+  subproc_result r = subproc_run(argv, opt, SNAPSHOT_BUILD_TIMEOUT_MS, 65536, &text, &len, &status, &why);
   free(argv);
   /* bwrap killed before its sandbox armed its parent-death signal leaves
    * that sandbox's init to us (cell_orphans.c). */
@@ -120,16 +137,18 @@ cap_code snapshot_job(host *h, json_t **built, cap_error *err) {
   long long t1 = mono_ms();
   if (!rc) rc = verify_in_cell(h, err);
   if (rc) return rc;
-  *built = json_pack("{s:s,s:I,s:I,s:s,s:I,s:I}", "path", h->snapshot.path, "dev",
-                                    (json_int_t)h->snapshot.dev, "ino", (json_int_t)h->snapshot.ino,
-                                    "sha256", h->snapshot.sha256, "buildMs", (json_int_t)(t1 - t0),
-                                    "verifyMs", (json_int_t)(mono_ms() - t1));
+  *built =
+      json_pack("{s:s,s:I,s:I,s:s,s:I,s:I}", "path", h->snapshot.path, "dev", (json_int_t)h->snapshot.dev,
+                "ino", (json_int_t)h->snapshot.ino, "sha256", h->snapshot.sha256, "buildMs",
+                (json_int_t)(t1 - t0), "verifyMs", (json_int_t)(mono_ms() - t1));
   return *built ? CAP_OK : cap_fail(err, CAP_E_INTERNAL, "out of memory");
 }
 
 static void report_state(host *h, json_t *state) {
-  if (h->attestation) json_object_set_new(h->attestation, "startupSnapshot", state);
-  else json_decref(state);
+  if (h->attestation)
+    json_object_set_new(h->attestation, "startupSnapshot", state);
+  else
+    json_decref(state);
 }
 
 cap_code snapshot_adopt(host *h, const snapshot_outcome *job, cap_error *err) {
@@ -156,8 +175,8 @@ cap_code snapshot_adopt(host *h, const snapshot_outcome *job, cap_error *err) {
                   "the staged snapshot is not the blob the job built and verified");
   if (fd >= 0) close(fd);
   if (rc) {
-    report_state(h, json_pack("{s:s,s:s,s:s}", "state", "unavailable", "code",
-                              cap_code_name(err->code), "message", err->message));
+    report_state(h, json_pack("{s:s,s:s,s:s}", "state", "unavailable", "code", cap_code_name(err->code),
+                              "message", err->message));
     return rc;
   }
   snprintf(h->snapshot.path, sizeof h->snapshot.path, "%s", path);
@@ -165,7 +184,7 @@ cap_code snapshot_adopt(host *h, const snapshot_outcome *job, cap_error *err) {
   h->snapshot.ino = (unsigned long long)st.st_ino;
   snprintf(h->snapshot.sha256, sizeof h->snapshot.sha256, "%s", sha);
   report_state(h, json_pack("{s:s,s:s,s:I,s:O,s:O}", "state", "in use", "sha256", sha, "bytes",
-                            (json_int_t)st.st_size, "buildMs", json_object_get(snap, "buildMs"),
-                            "verifyMs", json_object_get(snap, "verifyMs")));
+                            (json_int_t)st.st_size, "buildMs", json_object_get(snap, "buildMs"), "verifyMs",
+                            json_object_get(snap, "verifyMs")));
   return CAP_OK;
 }

@@ -5,15 +5,15 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "cell/described_cell.h"
 #include "admit/call_result.h"
+#include "admit/capsule.h"
+#include "admit/schema.h"
+#include "admit/workspace.h"
 #include "cell/cell.h"
+#include "cell/described_cell.h"
 #include "clock.h"
 #include "host_state.h"
-#include "admit/schema.h"
 #include "strict_json.h"
-#include "admit/capsule.h"
-#include "admit/workspace.h"
 
 const json_t *call_find_tool(const host *h, const char *name, loaded_capsule **cap) {
   for (size_t i = 0; i < h->cap_count; i++) {
@@ -31,8 +31,8 @@ const json_t *call_find_tool(const host *h, const char *name, loaded_capsule **c
 
 /* Everything checked before a cell is asked anything: the tool exists,
  * its input is within the JSON limits and its schema. */
-static cap_code check_call(const host *h, const char *tool, const json_t *input,
-                           loaded_capsule **cap, cap_error *err) {
+static cap_code check_call(const host *h, const char *tool, const json_t *input, loaded_capsule **cap,
+                           cap_error *err) {
   const json_t *desc = call_find_tool(h, tool, cap);
   if (!desc) {
     char names[400] = "";
@@ -40,12 +40,13 @@ static cap_code check_call(const host *h, const char *tool, const json_t *input,
     for (size_t i = 0; i < h->cap_count && used < sizeof names; i++) {
       size_t k;
       json_t *t;
-      json_array_foreach(json_object_get(h->caps[i].descriptor, "tools"), k, t)
-          if (used < sizeof names) used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
-                                                            used ? ", " : "", json_string_value(json_object_get(t, "name")));
+      json_array_foreach(json_object_get(h->caps[i].descriptor, "tools"), k, t) if (used < sizeof names)
+          used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
+                                   json_string_value(json_object_get(t, "name")));
     }
-    return cap_fail(err, CAP_E_TOOL_NOT_FOUND, "no published tool is named \"%.200s\"; the published tools: %s",
-                    tool, used ? names : "none");
+    return cap_fail(err, CAP_E_TOOL_NOT_FOUND,
+                    "no published tool is named \"%.200s\"; the published tools: %s", tool,
+                    used ? names : "none");
   }
   sj_limits jl = {(size_t)h->cfg.limits.max_json_depth, (size_t)h->cfg.limits.max_json_nodes};
   if (!sj_within(input, &jl))
@@ -58,14 +59,14 @@ cap_code call_descriptor_matches(const loaded_capsule *cap, const json_t *reply,
   if (seen) json_object_del(seen, "type");
   bool same = seen && json_equal(seen, cap->descriptor);
   json_decref(seen);
-  return same ? CAP_OK : cap_fail(err, CAP_E_DESCRIPTOR_CHANGED, "call cell describes different tools or prompts");
+  return same ? CAP_OK
+              : cap_fail(err, CAP_E_DESCRIPTOR_CHANGED, "call cell describes different tools or prompts");
 }
 
 /* From a cell's describe.result on: the descriptor comparison, the one
  * call, shutdown and the exact join. Always joins the cell. */
-static cap_code call_described_cell(host *h, loaded_capsule *cap, cell *c, cap_code rc,
-                                    json_t *reply, const char *tool, const json_t *input,
-                                    json_t **result, cap_error *err) {
+static cap_code call_described_cell(host *h, loaded_capsule *cap, cell *c, cap_code rc, json_t *reply,
+                                    const char *tool, const json_t *input, json_t **result, cap_error *err) {
   json_t *req;
   long long deadline = 0;
   /* Each cell must present exactly the descriptors admitted at activation. */
@@ -93,8 +94,7 @@ static cap_code call_described_cell(host *h, loaded_capsule *cap, cell *c, cap_c
   return rc;
 }
 
-cap_code call_tool(host *h, const char *tool, const json_t *input, json_t **result,
-                   cap_error *err) {
+cap_code call_tool(host *h, const char *tool, const json_t *input, json_t **result, cap_error *err) {
   *result = NULL;
   loaded_capsule *cap = NULL;
   /* Input is checked before a cell exists. */

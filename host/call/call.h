@@ -15,8 +15,7 @@ struct cell;
  * when no activated capsule publishes it. */
 const json_t *call_find_tool(const host *h, const char *name, loaded_capsule **cap);
 /* One tool call in a fresh cell; *result is {"isError":..., ...}. */
-cap_code call_tool(host *h, const char *tool, const json_t *input, json_t **result,
-                   cap_error *err);
+cap_code call_tool(host *h, const char *tool, const json_t *input, json_t **result, cap_error *err);
 /* The same call in a warm cell of cap, started ahead of the call. With
  * described (the cell's describe.result at warm-up, already compared with
  * the admitted descriptor; taken) the guest is loaded and waits for its

@@ -1,4 +1,3 @@
-#include "call/call.h"
 #include "supervisor.h"
 
 #include <errno.h>
@@ -12,13 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cell/cell.h"
-#include "safe_open.h"
+#include "admit/config.h"
 #include "attest/snapshot.h"
+#include "call/call.h"
+#include "cell/cell.h"
+#include "host_state.h"
+#include "safe_open.h"
 #include "verdict.h"
 #include "warm_cell.h"
-#include "admit/config.h"
-#include "host_state.h"
 
 static void on_cancel(int sig) {
   (void)sig;
@@ -108,8 +108,10 @@ static void supervise(host *h, const supervised_job *job, int out, pid_t parent)
     free(text);
     json_decref(verdict);
     char msg[200];
-    snprintf(msg, sizeof msg, "the call result re-encodes to %zu bytes, more than 2 x "
-             "maxFrameBytes (%zu)", got, limit);
+    snprintf(msg, sizeof msg,
+             "the call result re-encodes to %zu bytes, more than 2 x "
+             "maxFrameBytes (%zu)",
+             got, limit);
     verdict = verdict_error(CAP_E_FRAME_TOO_LARGE, msg, false);
     text = verdict ? json_dumps(verdict, JSON_COMPACT) : NULL;
   }
@@ -122,8 +124,7 @@ static cap_code start_job(host *h, supervised_job *job, call_supervisor *s, cap_
   memset(s, 0, sizeof *s);
   s->assign_fd = -1;
   int p[2], a[2] = {-1, -1};
-  if (pipe2(p, O_CLOEXEC) != 0)
-    return cap_fail(err, CAP_E_LAUNCH_FAILED, "pipe: %s", strerror(errno));
+  if (pipe2(p, O_CLOEXEC) != 0) return cap_fail(err, CAP_E_LAUNCH_FAILED, "pipe: %s", strerror(errno));
   if (job->kind == JOB_WARM_CELL && pipe2(a, O_CLOEXEC) != 0) {
     close(p[0]);
     close(p[1]);

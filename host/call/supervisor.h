@@ -27,8 +27,7 @@ typedef struct call_supervisor {
   bool exited;
 } call_supervisor;
 
-cap_code supervisor_start(host *h, const char *tool, const json_t *input, call_supervisor *s,
-                          cap_error *err);
+cap_code supervisor_start(host *h, const char *tool, const json_t *input, call_supervisor *s, cap_error *err);
 /* A warm cell of capsule cap_index (warm_cell.c): started now, given its one
  * call later by supervisor_assign; its verdict is that call's. */
 cap_code supervisor_start_warm(host *h, size_t cap_index, call_supervisor *s, cap_error *err);

@@ -8,17 +8,18 @@ json_t *verdict_snapshot(json_t *snapshot) {
   return json_pack("{s:b,s:o}", "ok", 1, "snapshot", snapshot);
 }
 
-json_t *verdict_recycled(void) { return json_pack("{s:b,s:b}", "ok", 0, "recycled", 1); }
+json_t *verdict_recycled(void) {
+  return json_pack("{s:b,s:b}", "ok", 0, "recycled", 1);
+}
 
 json_t *verdict_error(cap_code code, const char *message, bool idle) {
-  json_t *v = json_pack("{s:b,s:{s:s,s:s}}", "ok", 0, "error", "code", cap_code_name(code),
-                        "message", message);
+  json_t *v =
+      json_pack("{s:b,s:{s:s,s:s}}", "ok", 0, "error", "code", cap_code_name(code), "message", message);
   if (v && idle) json_object_set_new(v, "idle", json_true());
   return v;
 }
 
-static const char *const success_key[] = {[VERDICT_RESULT] = "result",
-                                          [VERDICT_SNAPSHOT] = "snapshot"};
+static const char *const success_key[] = {[VERDICT_RESULT] = "result", [VERDICT_SNAPSHOT] = "snapshot"};
 
 static cap_code malformed(verdict_reading *out, const char *why) {
   out->kind = VERDICT_ERROR;

@@ -6,7 +6,6 @@
  * the call exactly as in a fresh cell. Anything the cell does while idle,
  * a frame, an exit, a ceiling, is the idle cell's failure: reaped, logged
  * and replaced by the pool, and charged to no call. */
-#include "call/call.h"
 #include "warm_cell.h"
 
 #include <errno.h>
@@ -16,13 +15,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cancellable_poll.h"
-#include "clock.h"
-#include "strict_json.h"
 #include "admit/capsule.h"
+#include "call/call.h"
+#include "cancellable_poll.h"
 #include "cell/cell.h"
 #include "cell/described_cell.h"
+#include "clock.h"
 #include "host_state.h"
+#include "strict_json.h"
 
 typedef enum { WAIT_ASSIGNED, WAIT_RECYCLE, WAIT_CANCELLED, WAIT_CELL_FAILED } wait_result;
 
@@ -79,8 +79,7 @@ static wait_result read_assignment(int fd, json_t **assignment, cap_error *err) 
   }
   *assignment = json_loadb(buf, len, 0, NULL);
   free(buf);
-  if (!json_is_string(json_object_get(*assignment, "tool")) ||
-      !json_object_get(*assignment, "input")) {
+  if (!json_is_string(json_object_get(*assignment, "tool")) || !json_object_get(*assignment, "input")) {
     json_decref(*assignment);
     *assignment = NULL;
     cap_fail(err, CAP_E_INTERNAL, "malformed warm cell assignment");
@@ -104,8 +103,8 @@ static wait_result wait_for_call(cell *c, int assign_fd, json_t **assignment, ca
     }
     if (p[1].revents || p[2].revents) {
       json_t *msg = NULL;
-      cap_code rc = cell_recv(c, mono_ms() + c->lim->shutdown_timeout_ms,
-                              CAP_E_CELL_START_TIMEOUT, &msg, err);
+      cap_code rc =
+          cell_recv(c, mono_ms() + c->lim->shutdown_timeout_ms, CAP_E_CELL_START_TIMEOUT, &msg, err);
       json_decref(msg);
       if (!rc) cap_fail(err, CAP_E_PROTOCOL_VIOLATION, "warm cell spoke before it was given a call");
       return WAIT_CELL_FAILED;
@@ -114,16 +113,15 @@ static wait_result wait_for_call(cell *c, int assign_fd, json_t **assignment, ca
   }
 }
 
-warm_outcome warm_cell_run(host *h, size_t cap_index, int assign_fd, json_t **result,
-                           cap_error *err) {
+warm_outcome warm_cell_run(host *h, size_t cap_index, int assign_fd, json_t **result, cap_error *err) {
   *result = NULL;
   if (cell_cancel_requested) return no_call_ran(assign_fd, WARM_RECYCLED, err); /* before it started */
   loaded_capsule *cap = &h->caps[cap_index];
   cell c;
   cap_code rc = cell_start_for_capsule(h, &cap->guest, cap, &c, err);
   if (rc) return no_call_ran(assign_fd, WARM_IDLE_FAILED, err);
-  rc = cell_expect(&c, "loader.ready", mono_ms() + h->cfg.limits.startup_timeout_ms,
-                   CAP_E_CELL_START_TIMEOUT, NULL, err);
+  rc = cell_expect(&c, "loader.ready", mono_ms() + h->cfg.limits.startup_timeout_ms, CAP_E_CELL_START_TIMEOUT,
+                   NULL, err);
   if (!rc) c.loader_ready = true;
   /* Pre-loaded: the guest's top-level code runs now, as in every describe
    * cell at activation; it has no call input until the call is handed over. */

@@ -26,7 +26,6 @@ typedef enum {
   WARM_RECYCLED,    /* no call came (idle age, shutdown): cell shut down */
 } warm_outcome;
 
-warm_outcome warm_cell_run(host *h, size_t cap_index, int assign_fd, json_t **result,
-                           cap_error *err);
+warm_outcome warm_cell_run(host *h, size_t cap_index, int assign_fd, json_t **result, cap_error *err);
 
 #endif

@@ -46,11 +46,10 @@ typedef struct cell {
 extern volatile sig_atomic_t cell_cancel_requested;
 
 /* Starts capsule-launcher with the given launch document. */
-cap_code cell_start_launcher(cell *c, const char *launcher, const char *doc,
-                             const host_limits *lim, cap_error *err);
+cap_code cell_start_launcher(cell *c, const char *launcher, const char *doc, const host_limits *lim,
+                             cap_error *err);
 /* Starts the execution-world probe through the same spawn path. */
-cap_code cell_start_probe(cell *c, const char *probe, const host_limits *lim,
-                          cap_error *err);
+cap_code cell_start_probe(cell *c, const char *probe, const host_limits *lim, cap_error *err);
 
 /* The bounds a frame is read and written under. The probe's and the
  * loader's own reports (attestation) come before any guest code runs in
@@ -64,13 +63,11 @@ void cell_report_bounds(cell *c);
 void cell_guest_bounds(cell *c);
 
 /* Absolute monotonic deadlines; timeout_code names which deadline. */
-cap_code cell_send(cell *c, const json_t *msg, long long deadline,
-                   cap_code timeout_code, cap_error *err);
-cap_code cell_recv(cell *c, long long deadline, cap_code timeout_code,
-                   json_t **out, cap_error *err);
+cap_code cell_send(cell *c, const json_t *msg, long long deadline, cap_code timeout_code, cap_error *err);
+cap_code cell_recv(cell *c, long long deadline, cap_code timeout_code, json_t **out, cap_error *err);
 /* Receives a frame whose "type" must be `type` (out NULL: discarded). */
-cap_code cell_expect(cell *c, const char *type, long long deadline,
-                     cap_code timeout_code, json_t **out, cap_error *err);
+cap_code cell_expect(cell *c, const char *type, long long deadline, cap_code timeout_code, json_t **out,
+                     cap_error *err);
 /* Explicit shutdown handshake, then waits for a clean exit with no
  * trailing bytes, all within shutdownTimeoutMs. */
 cap_code cell_shutdown(cell *c, cap_error *err);
@@ -110,7 +107,7 @@ typedef struct loaded_capsule loaded_capsule;
 cap_code cell_stage_files(host *h, cap_error *err);
 /* The one start of a cell (cell_for_capsule.c): the launch document for
  * guest (cap NULL: the attestation-only guest) given to a new launcher. */
-cap_code cell_start_for_capsule(const host *h, const staged_file *guest, const loaded_capsule *cap,
-                         cell *c, cap_error *err);
+cap_code cell_start_for_capsule(const host *h, const staged_file *guest, const loaded_capsule *cap, cell *c,
+                                cap_error *err);
 
 #endif

@@ -11,11 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "admit/config.h"
 #include "cell.h"
 #include "cell_orphans.h"
 #include "cell_private.h"
 #include "clock.h"
-#include "admit/config.h"
 
 cap_code cell_shutdown(cell *c, cap_error *err) {
   long long deadline = mono_ms() + c->lim->shutdown_timeout_ms;
@@ -36,8 +36,7 @@ cap_code cell_shutdown(cell *c, cap_error *err) {
     if (r == PUMP_FAILED) return err->code;
   }
   if (c->rx.len > 0)
-    return cap_fail(err, CAP_E_FRAME_TRAILING_DATA, "cell sent %zu bytes after shutdown.ack",
-                    c->rx.len);
+    return cap_fail(err, CAP_E_FRAME_TRAILING_DATA, "cell sent %zu bytes after shutdown.ack", c->rx.len);
   char tail[400];
   cell_stderr_tail(c, tail, sizeof tail);
   if (cell_ceiling_failure(c, tail, err)) return err->code;
@@ -106,14 +105,14 @@ cap_code cell_join(cell *c, cap_error *err) {
        * but report that the grace contract was broken. */
       bool gone = wait_readable(c->init_pidfd, CELL_JOIN_HARD_LIMIT_MS);
       char cause[sizeof err->message] = "";
-      if (err && err->code) snprintf(cause, sizeof cause, " (after %s: %s)",
-                                     cap_code_name(err->code), err->message);
+      if (err && err->code)
+        snprintf(cause, sizeof cause, " (after %s: %s)", cap_code_name(err->code), err->message);
       /* A failed join outranks its cause. */
       rc = cap_override(err, CAP_E_CELL_JOIN_FAILED,
-                    "cell PID namespace init %d outlived SIGKILL by more than processGraceMs "
-                    "%lld ms (%s after %lld ms)%s",
-                    (int)c->init_pid, grace, gone ? "exited" : "STILL RUNNING",
-                    mono_ms() - killed_at, cause);
+                        "cell PID namespace init %d outlived SIGKILL by more than processGraceMs "
+                        "%lld ms (%s after %lld ms)%s",
+                        (int)c->init_pid, grace, gone ? "exited" : "STILL RUNNING", mono_ms() - killed_at,
+                        cause);
     }
   }
   if (c->init_pidfd >= 0) {
@@ -149,12 +148,13 @@ cap_code cell_finish(cell *c, cap_code rc, cap_error *err) {
 /* Milliseconds between two moments, or null when either was not seen (a
  * cell that never reached that phase, or bwrap not saying when its sandbox
  * was ready). */
-static json_t *span(long long from, long long to) { return from && to ? json_integer(to - from) : json_null(); }
+static json_t *span(long long from, long long to) {
+  return from && to ? json_integer(to - from) : json_null();
+}
 
 json_t *cell_timings_json(const cell *c) {
-  return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "launcherMs", span(c->t_spawn, c->t_exec),
-                   "bwrapSetupMs", span(c->t_exec, c->t_sandbox), "nodeToFirstFrameMs",
-                   span(c->t_sandbox, c->t_first_frame), "exchangeMs",
-                   span(c->t_first_frame, c->t_exit), "joinMs", span(c->t_exit, c->t_joined),
+  return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "launcherMs", span(c->t_spawn, c->t_exec), "bwrapSetupMs",
+                   span(c->t_exec, c->t_sandbox), "nodeToFirstFrameMs", span(c->t_sandbox, c->t_first_frame),
+                   "exchangeMs", span(c->t_first_frame, c->t_exit), "joinMs", span(c->t_exit, c->t_joined),
                    "totalMs", span(c->t_spawn, c->t_joined));
 }

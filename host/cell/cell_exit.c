@@ -11,10 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "admit/config.h"
 #include "cell.h"
 #include "cell_private.h"
 #include "clock.h"
-#include "admit/config.h"
 
 /* The signal that ended the cell's program: bwrap exits 128+N when its
  * child died by signal N (a guest could fake this with exit(128+N), and so
@@ -40,12 +40,10 @@ cap_code cell_ceiling_failure(const cell *c, const char *tail, cap_error *err) {
                     l->max_cell_memory_mb, l->max_old_space_size_mb, tail);
   if (sig == SIGXCPU || sig == SIGKILL)
     return cap_fail(err, CAP_E_CELL_RESOURCE_LIMIT,
-                    "cpu: the cell used its CPU time (maxCellCpuSeconds %lld; %s)",
-                    l->max_cell_cpu_seconds,
+                    "cpu: the cell used its CPU time (maxCellCpuSeconds %lld; %s)", l->max_cell_cpu_seconds,
                     sig == SIGXCPU ? "SIGXCPU" : "SIGKILL at the hard limit or by the kernel");
   if (sig == SIGXFSZ)
-    return cap_fail(err, CAP_E_CELL_RESOURCE_LIMIT,
-                    "file size: the cell wrote past maxCellFileBytes %lld",
+    return cap_fail(err, CAP_E_CELL_RESOURCE_LIMIT, "file size: the cell wrote past maxCellFileBytes %lld",
                     l->max_cell_file_bytes);
   return CAP_OK;
 }

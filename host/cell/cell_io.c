@@ -13,13 +13,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "admit/config.h"
+#include "cancellable_poll.h"
 #include "cell.h"
 #include "cell_private.h"
-#include "cancellable_poll.h"
 #include "cell_reports.h"
 #include "clock.h"
 #include "strict_json.h"
-#include "admit/config.h"
 
 volatile sig_atomic_t cell_cancel_requested;
 
@@ -78,8 +78,7 @@ static cap_code drain_stdout(cell *c, cap_error *err) {
       cell_close_fd(&c->out_fd);
       return CAP_OK;
     }
-    if (frame_buffer_append(&c->rx, buf, (size_t)n, c->frame_max, err))
-      return err->code;
+    if (frame_buffer_append(&c->rx, buf, (size_t)n, c->frame_max, err)) return err->code;
   }
 }
 
@@ -95,8 +94,8 @@ static cap_code drain_stderr(cell *c, cap_error *err) {
     }
     size_t max = (size_t)c->lim->max_stderr_bytes;
     if (c->stderr_len + (size_t)n > max)
-      return cap_fail(err, CAP_E_CELL_STDERR_LIMIT,
-                      "cell wrote more than maxStderrBytes (%zu) to stderr", max);
+      return cap_fail(err, CAP_E_CELL_STDERR_LIMIT, "cell wrote more than maxStderrBytes (%zu) to stderr",
+                      max);
     char *p = realloc(c->stderr_buf, c->stderr_len + (size_t)n + 1);
     if (!p) return cap_fail(err, CAP_E_INTERNAL, "out of memory");
     c->stderr_buf = p;
@@ -136,8 +135,7 @@ pump_result cell_pump(cell *c, long long deadline, cap_error *err) {
   if (c->status_fd >= 0) i_st = n, p[n++] = (struct pollfd){c->status_fd, POLLIN, 0};
   if (c->info_fd >= 0) i_info = n, p[n++] = (struct pollfd){c->info_fd, POLLIN, 0};
   if (!c->exited) i_pid = n, p[n++] = (struct pollfd){c->pidfd, POLLIN, 0};
-  if (c->in_fd >= 0 && c->tx_off < c->tx_len)
-    i_in = n, p[n++] = (struct pollfd){c->in_fd, POLLOUT, 0};
+  if (c->in_fd >= 0 && c->tx_off < c->tx_len) i_in = n, p[n++] = (struct pollfd){c->in_fd, POLLOUT, 0};
   if (cell_cancel_requested) return cancelled(err);
   if (n == 0) return PUMP_TIMED_OUT;
   long long left = deadline - mono_ms();
@@ -177,8 +175,7 @@ static bool lost_a_source(const cell *c, const char *tail, cap_error *err) {
   for (const char *const *s = said; *s; s++)
     if (strncmp(tail, *s, strlen(*s)) == 0) {
       cap_fail(err, CAP_E_LAUNCH_SOURCE_MISMATCH,
-               "a source changed between the launcher's check and bwrap's mount; bwrap said: %s",
-               tail);
+               "a source changed between the launcher's check and bwrap's mount; bwrap said: %s", tail);
       return true;
     }
   return false;
@@ -200,12 +197,10 @@ static cap_code exited_early(cell *c, cap_error *err) {
     return cap_fail(err, CAP_E_CELL_EXITED, "cell ended by signal %d before answering; stderr: %s",
                     WTERMSIG(c->wait_status), tail);
   return cap_fail(err, CAP_E_CELL_EXITED, "cell exited (status %d) before answering; stderr: %s",
-                  c->exited && WIFEXITED(c->wait_status) ? WEXITSTATUS(c->wait_status) : -1,
-                  tail);
+                  c->exited && WIFEXITED(c->wait_status) ? WEXITSTATUS(c->wait_status) : -1, tail);
 }
 
-cap_code cell_send(cell *c, const json_t *msg, long long deadline, cap_code timeout_code,
-                   cap_error *err) {
+cap_code cell_send(cell *c, const json_t *msg, long long deadline, cap_code timeout_code, cap_error *err) {
   unsigned char *buf;
   size_t len;
   if (frame_encode(msg, c->frame_max, &buf, &len, err)) return err->code;
@@ -225,12 +220,10 @@ cap_code cell_send(cell *c, const json_t *msg, long long deadline, cap_code time
   return CAP_OK;
 }
 
-cap_code cell_recv(cell *c, long long deadline, cap_code timeout_code, json_t **out,
-                   cap_error *err) {
+cap_code cell_recv(cell *c, long long deadline, cap_code timeout_code, json_t **out, cap_error *err) {
   *out = NULL;
   for (;;) {
-    frame_status fs = frame_next(&c->rx, c->frame_max, &c->frame_limits,
-                                 out, err);
+    frame_status fs = frame_next(&c->rx, c->frame_max, &c->frame_limits, out, err);
     if (fs == FRAME_READY) {
       if (!c->t_first_frame) c->t_first_frame = mono_ms();
       return CAP_OK;
@@ -241,23 +234,22 @@ cap_code cell_recv(cell *c, long long deadline, cap_code timeout_code, json_t **
     if (c->out_fd < 0 && c->status_fd < 0) {
       if (c->rx.len > 0)
         return cap_fail(err, CAP_E_FRAME_TRUNCATED,
-                        "cell closed its output in the middle of a frame (%zu bytes pending)",
-                        c->rx.len);
+                        "cell closed its output in the middle of a frame (%zu bytes pending)", c->rx.len);
       return exited_early(c, err);
     }
     pump_result r = cell_pump(c, deadline, err);
     if (r == PUMP_TIMED_OUT) {
-      const char *which = timeout_code == CAP_E_CELL_CALL_TIMEOUT ? "callTimeoutMs"
+      const char *which = timeout_code == CAP_E_CELL_CALL_TIMEOUT       ? "callTimeoutMs"
                           : timeout_code == CAP_E_CELL_SHUTDOWN_TIMEOUT ? "shutdownTimeoutMs"
-                                                                          : "startupTimeoutMs";
+                                                                        : "startupTimeoutMs";
       return cap_fail(err, timeout_code, "cell did not answer within %s", which);
     }
     if (r == PUMP_FAILED) return err->code;
   }
 }
 
-cap_code cell_expect(cell *c, const char *type, long long deadline, cap_code timeout_code,
-                     json_t **out, cap_error *err) {
+cap_code cell_expect(cell *c, const char *type, long long deadline, cap_code timeout_code, json_t **out,
+                     cap_error *err) {
   json_t *msg = NULL;
   if (cell_recv(c, deadline, timeout_code, &msg, err)) return err->code;
   const char *got = json_string_value(json_object_get(msg, "type"));
@@ -268,12 +260,16 @@ cap_code cell_expect(cell *c, const char *type, long long deadline, cap_code tim
     if (out) *out = NULL;
     return err->code;
   }
-  if (out) *out = msg;
-  else json_decref(msg);
+  if (out)
+    *out = msg;
+  else
+    json_decref(msg);
   return CAP_OK;
 }
 
-bool cell_has_init(const cell *c) { return c->init_pid > 0; }
+bool cell_has_init(const cell *c) {
+  return c->init_pid > 0;
+}
 
 cell_init_wait cell_wait_init(cell *c, long long deadline, cap_error *err) {
   while (!cell_has_init(c)) {

@@ -21,7 +21,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-void cell_orphans_adopt(void) { prctl(PR_SET_CHILD_SUBREAPER, 1); }
+void cell_orphans_adopt(void) {
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
 
 /* "NSpid:\t4036\t1": a pid in more than one namespace, 1 in the innermost. */
 static bool is_nested_namespace_init(pid_t pid) {

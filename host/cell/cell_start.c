@@ -7,20 +7,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "admit/config.h"
 #include "cell.h"
 #include "cell_orphans.h"
 #include "cell_private.h"
 #include "clock.h"
-#include <sys/mman.h>
-
 #include "launch_contract.h"
 #include "safe_open.h"
 #include "spawn.h"
-#include "admit/config.h"
 
 void cell_guest_bounds(cell *c) {
   const host_limits *lim = c->lim;
@@ -54,8 +53,7 @@ static void cell_init(cell *c, const host_limits *lim) {
 }
 
 static cap_code make_pipe(int p[2], cap_error *err) {
-  if (pipe2(p, O_CLOEXEC) != 0)
-    return cap_fail(err, CAP_E_LAUNCH_FAILED, "pipe: %s", strerror(errno));
+  if (pipe2(p, O_CLOEXEC) != 0) return cap_fail(err, CAP_E_LAUNCH_FAILED, "pipe: %s", strerror(errno));
   return CAP_OK;
 }
 
@@ -65,8 +63,7 @@ static void set_nonblock(int fd) {
 
 static cap_code start(cell *c, const char *exe, int doc_fd, bool launcher, cap_error *err) {
   c->t_spawn = mono_ms();
-  int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, st[2] = {-1, -1},
-      info[2] = {-1, -1};
+  int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1}, st[2] = {-1, -1}, info[2] = {-1, -1};
   cap_code rc = make_pipe(in, err);
   if (!rc) rc = make_pipe(out, err);
   if (!rc) rc = make_pipe(er, err);
@@ -79,11 +76,11 @@ static cap_code start(cell *c, const char *exe, int doc_fd, bool launcher, cap_e
   if (!rc) {
     /* The launcher's descriptor table (launch_contract.h); the world probe
      * gets only the first three. */
-    int fds[LAUNCHER_FD_COUNT] = {[LAUNCHER_STDIN_FD] = in[0], [LAUNCHER_STDOUT_FD] = out[1],
-                                  [LAUNCHER_STDERR_FD] = er[1], [LAUNCHER_DOC_FD] = doc_fd,
-                                  [LAUNCHER_STATUS_FD] = st[1], [LAUNCHER_INFO_FD] = info[1]};
-    rc = spawn_program(exe, NULL, fds, launcher ? LAUNCHER_FD_COUNT : LAUNCHER_DOC_FD, &c->pid,
-                       &c->pidfd, err);
+    int fds[LAUNCHER_FD_COUNT] = {
+        [LAUNCHER_STDIN_FD] = in[0], [LAUNCHER_STDOUT_FD] = out[1], [LAUNCHER_STDERR_FD] = er[1],
+        [LAUNCHER_DOC_FD] = doc_fd,  [LAUNCHER_STATUS_FD] = st[1],  [LAUNCHER_INFO_FD] = info[1]};
+    rc = spawn_program(exe, NULL, fds, launcher ? LAUNCHER_FD_COUNT : LAUNCHER_DOC_FD, &c->pid, &c->pidfd,
+                       err);
   }
   cell_close_fd(&in[0]);
   cell_close_fd(&out[1]);
@@ -107,8 +104,8 @@ static cap_code start(cell *c, const char *exe, int doc_fd, bool launcher, cap_e
   return rc;
 }
 
-cap_code cell_start_launcher(cell *c, const char *launcher, const char *doc,
-                             const host_limits *lim, cap_error *err) {
+cap_code cell_start_launcher(cell *c, const char *launcher, const char *doc, const host_limits *lim,
+                             cap_error *err) {
   cell_init(c, lim);
   /* A sealed memfd: the document cannot change after the host wrote it. */
   int mfd = (int)syscall(SYS_memfd_create, "launch-document", MFD_CLOEXEC | MFD_ALLOW_SEALING);

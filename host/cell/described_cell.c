@@ -1,18 +1,19 @@
 /* A fresh cell for one capsule, started, told to load its guest and asked
  * to describe itself: the first step of every describe cell and every call
  * cell (a warm cell starts the same way and is told to load later). */
+#include "cell/described_cell.h"
+
 #include <stdlib.h>
 
-#include "cell/described_cell.h"
-#include "cell.h"
-#include "clock.h"
 #include "admit/capsule.h"
 #include "admit/config.h"
 #include "admit/manifest.h"
+#include "cell.h"
+#include "clock.h"
 #include "host_state.h"
 
-cap_code described_cell_start(host *h, loaded_capsule *cap, cell *c, bool *started,
-                             json_t **reply, cap_error *err) {
+cap_code described_cell_start(host *h, loaded_capsule *cap, cell *c, bool *started, json_t **reply,
+                              cap_error *err) {
   *reply = NULL;
   *started = false;
   cap_code rc = cell_start_for_capsule(h, &cap->guest, cap, c, err);

@@ -10,8 +10,10 @@ static int hex_value(const char *p) {
   int v = 0;
   for (int i = 0; i < 4; i++) {
     char c = p[i];
-    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-            : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
     if (d < 0) return -1;
     v = v * 16 + d;
   }
@@ -148,8 +150,8 @@ jsonrpc_refused jsonrpc_id_recover_refused(const char *line, size_t len, size_t 
   }
   const char *text = copy ? copy : line;
   json_error_t jerr;
-  json_t *msg = sj_load_bounded(text, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, budget_bytes,
-                                &exceeded, &jerr);
+  json_t *msg =
+      sj_load_bounded(text, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, budget_bytes, &exceeded, &jerr);
   if (json_is_object(msg)) {
     size_t at = 0;
     if (top_level_members(text, len, "id", &at, NULL, NULL) == 1)

@@ -4,22 +4,23 @@
  * with resultType) and the initialize handshake of 2025-11-25 and
  * 2025-06-18. The scheduler (scheduler.c) owns calls; this file owns the
  * protocol, and says what becomes of each call (mcp_events). */
+#include "mcp.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "admit/config.h"
 #include "call/call.h"
-#include "mcp.h"
-#include "scheduler.h"
-#include "serve/serve_log.h"
 #include "call/verdict.h"
+#include "host_state.h"
 #include "jsonrpc_codes.h"
 #include "jsonrpc_id.h"
+#include "scheduler.h"
+#include "serve/serve_log.h"
 #include "serve_private.h"
 #include "strict_json.h"
 #include "version.h"
-#include "admit/config.h"
-#include "host_state.h"
 
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
@@ -50,10 +51,10 @@ typedef struct {
 /* The name a refusal's JSON-RPC code has in the audit log. */
 static const char *jsonrpc_code_name(int code) {
   switch (code) {
-  case JSONRPC_INVALID_REQUEST: return "INVALID_REQUEST";
-  case JSONRPC_INVALID_PARAMS: return "INVALID_PARAMS";
-  case MCP_UNSUPPORTED_PROTOCOL_VERSION: return "UNSUPPORTED_PROTOCOL_VERSION";
-  default: return "JSONRPC_ERROR";
+    case JSONRPC_INVALID_REQUEST: return "INVALID_REQUEST";
+    case JSONRPC_INVALID_PARAMS: return "INVALID_PARAMS";
+    case MCP_UNSUPPORTED_PROTOCOL_VERSION: return "UNSUPPORTED_PROTOCOL_VERSION";
+    default: return "JSONRPC_ERROR";
   }
 }
 
@@ -94,8 +95,7 @@ static void send_complete(server *s, const mcp_request *r, json_t *result, bool 
 
 static json_t *tool_entry(const json_t *t) {
   return json_pack("{s:O,s:O,s:O}", "name", json_object_get(t, "name"), "description",
-                   json_object_get(t, "description"), "inputSchema",
-                   json_object_get(t, "inputSchema"));
+                   json_object_get(t, "description"), "inputSchema", json_object_get(t, "inputSchema"));
 }
 
 static char *instructions(const server *s) {
@@ -131,9 +131,8 @@ static void handle_initialize(server *s, const mcp_request *r) {
   for (const char *const *v = legacy_versions; wanted && *v; v++)
     if (strcmp(*v, wanted) == 0) chosen = *v;
   char *text = instructions(s);
-  json_t *result = json_pack("{s:s,s:o,s:o,s:s}", "protocolVersion", chosen, "capabilities",
-                             capabilities(), "serverInfo", server_info(), "instructions",
-                             text ? text : "");
+  json_t *result = json_pack("{s:s,s:o,s:o,s:s}", "protocolVersion", chosen, "capabilities", capabilities(),
+                             "serverInfo", server_info(), "instructions", text ? text : "");
   free(text);
   s->initialized = true;
   send_complete(s, r, result, false);
@@ -141,9 +140,9 @@ static void handle_initialize(server *s, const mcp_request *r) {
 
 static void handle_discover(server *s, const mcp_request *r) {
   char *text = instructions(s);
-  json_t *result = json_pack("{s:o,s:o,s:{s:o},s:s}", "supportedVersions", supported_versions(),
-                             "capabilities", capabilities(), "_meta", META_SERVER_INFO,
-                             server_info(), "instructions", text ? text : "");
+  json_t *result =
+      json_pack("{s:o,s:o,s:{s:o},s:s}", "supportedVersions", supported_versions(), "capabilities",
+                capabilities(), "_meta", META_SERVER_INFO, server_info(), "instructions", text ? text : "");
   free(text);
   send_complete(s, r, result, true);
 }
@@ -176,9 +175,8 @@ static void handle_prompts_get(server *s, const mcp_request *r) {
       snprintf(desc, sizeof desc, "Static system-prompt section from capsule %s",
                json_string_value(json_object_get(sec, "capsuleId")));
       return send_complete(s, r,
-                           json_pack("{s:s,s:[{s:s,s:{s:s,s:O}}]}", "description", desc,
-                                     "messages", "role", "user", "content", "type", "text",
-                                     "text", json_object_get(sec, "text")),
+                           json_pack("{s:s,s:[{s:s,s:{s:s,s:O}}]}", "description", desc, "messages", "role",
+                                     "user", "content", "type", "text", "text", json_object_get(sec, "text")),
                            false);
     }
   }
@@ -203,8 +201,8 @@ static void handle_list(server *s, const mcp_request *r, bool tools) {
         json_array_append_new(out, tool_entry(entry));
   else
     json_array_foreach(json_object_get(s->registry, "promptSections"), i, entry)
-        json_array_append_new(out, json_pack("{s:O,s:s}", "name", json_object_get(entry, "id"),
-                                             "description", "Static system-prompt section"));
+        json_array_append_new(out, json_pack("{s:O,s:s}", "name", json_object_get(entry, "id"), "description",
+                                             "Static system-prompt section"));
   send_complete(s, r, json_pack("{s:o}", tools ? "tools" : "prompts", out), true);
 }
 
@@ -227,8 +225,7 @@ static bool read_era(server *s, mcp_request *r) {
   if (!version) return true;
   if (!json_is_string(version) || strcmp(json_string_value(version), modern_version) != 0) {
     refuse_data(s, r, MCP_UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
-                          json_pack("{s:o,s:O}", "supported", supported_versions(), "requested",
-                                    version));
+                json_pack("{s:o,s:O}", "supported", supported_versions(), "requested", version));
     return false;
   }
   if (!json_is_object(json_object_get(meta, META_CAPABILITIES))) {
@@ -267,8 +264,7 @@ static const json_t *request_id(const json_t *msg) {
 static void handle_message(server *s, json_t *msg) {
   if (!json_is_object(msg))
     return serve_send_error(s, NULL, JSONRPC_INVALID_REQUEST,
-                            "expected one JSON-RPC object per line (batches are not accepted)",
-                            NULL);
+                            "expected one JSON-RPC object per line (batches are not accepted)", NULL);
   mcp_request r = {.id = request_id(msg),
                    .method = json_string_value(json_object_get(msg, "method")),
                    .params = json_object_get(msg, "params")};
@@ -286,8 +282,7 @@ static void handle_message(server *s, json_t *msg) {
       scheduler_cancel(s, json_object_get(r.params, "requestId"));
     return; /* notifications/initialized and others need no answer */
   }
-  if (!r.id)
-    return refuse(s, &r, JSONRPC_INVALID_REQUEST, "id must be a string or an integer", NULL);
+  if (!r.id) return refuse(s, &r, JSONRPC_INVALID_REQUEST, "id must be a string or an integer", NULL);
   if (r.params && !json_is_object(r.params))
     return refuse(s, &r, JSONRPC_INVALID_PARAMS, "params must be an object", NULL);
   if (read_era(s, &r)) dispatch(s, &r);
@@ -296,8 +291,7 @@ static void handle_message(server *s, json_t *msg) {
 /* A line the strict parser refused: answered under its id when one can be
  * read (jsonrpc_id.c), otherwise a parse error; a tools/call among them
  * still leaves its one audit line (C19). */
-static void refuse_line(server *s, const char *line, size_t len, const sj_limits *lim,
-                        const cap_error *err) {
+static void refuse_line(server *s, const char *line, size_t len, const sj_limits *lim, const cap_error *err) {
   jsonrpc_refused r = jsonrpc_id_recover_refused(line, len, sj_parse_budget(len, lim));
   if (r.tools_call)
     serve_log_call(r.tool ? json_string_value(r.tool) : "?", cap_code_name(err->code), 0, "refused");
@@ -327,14 +321,13 @@ void mcp_handle_line(server *s, const char *line, size_t len) {
 }
 
 void mcp_refuse_long_line(server *s) {
-  serve_send_error(s, NULL, JSONRPC_PARSE_ERROR, "message longer than maxFrameBytes",
-                   "FRAME_TOO_LARGE");
+  serve_send_error(s, NULL, JSONRPC_PARSE_ERROR, "message longer than maxFrameBytes", "FRAME_TOO_LARGE");
 }
 
 static void send_progress(server *s, const json_t *token, int progress, const char *message) {
-  serve_send(s, json_pack("{s:s,s:s,s:{s:O,s:i,s:i,s:s}}", "jsonrpc", "2.0", "method",
-                          "notifications/progress", "params", "progressToken", token,
-                          "progress", progress, "total", 2, "message", message));
+  serve_send(
+      s, json_pack("{s:s,s:s,s:{s:O,s:i,s:i,s:s}}", "jsonrpc", "2.0", "method", "notifications/progress",
+                   "params", "progressToken", token, "progress", progress, "total", 2, "message", message));
 }
 
 json_t *mcp_call_result(const json_t *job, bool modern) {
@@ -344,22 +337,21 @@ json_t *mcp_call_result(const json_t *job, bool modern) {
   if (code == CAP_OK) {
     const json_t *r = v.payload;
     if (json_is_true(json_object_get(r, "isError"))) {
-      res = json_pack("{s:[{s:s,s:O}],s:b}", "content", "type", "text", "text",
-                      json_object_get(r, "message"), "isError", 1);
+      res = json_pack("{s:[{s:s,s:O}],s:b}", "content", "type", "text", "text", json_object_get(r, "message"),
+                      "isError", 1);
     } else {
       json_t *out = json_object_get(r, "output");
       char *text = json_dumps(out, JSON_COMPACT | JSON_ENCODE_ANY);
-      res = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text",
-                      text ? text : "null", "isError", 0);
+      res = json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text", text ? text : "null",
+                      "isError", 0);
       free(text);
       if (res && json_is_object(out)) json_object_set(res, "structuredContent", out);
     }
   } else {
     char msg[900];
     snprintf(msg, sizeof msg, "%s: %s", cap_code_name(code), v.message);
-    res = json_pack("{s:[{s:s,s:s}],s:b,s:{s:{s:s,s:s}}}", "content", "type", "text", "text",
-                    msg, "isError", 1, "_meta", "dsh-capsule/error", "code", cap_code_name(code),
-                    "message", v.message);
+    res = json_pack("{s:[{s:s,s:s}],s:b,s:{s:{s:s,s:s}}}", "content", "type", "text", "text", msg, "isError",
+                    1, "_meta", "dsh-capsule/error", "code", cap_code_name(code), "message", v.message);
   }
   if (res && modern) json_object_set_new(res, "resultType", json_string("complete"));
   return res;

@@ -2,17 +2,18 @@
  * own supervisor (or a warm cell), at most maxQueuedCalls wait, in arrival
  * order, for at most queueTimeoutMs. It decides; what the client is told
  * is the protocol's (s->events). */
+#include "serve/scheduler.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve_log.h"
-#include "serve/warm_pool.h"
-#include "serve/scheduler.h"
 #include "call/verdict.h"
 #include "clock.h"
-#include "serve_private.h"
 #include "host_state.h"
+#include "serve/warm_pool.h"
+#include "serve_log.h"
+#include "serve_private.h"
 
 /* Forgets slot i (its request is answered or dropped). */
 static void drop_slot(server *s, size_t i) {
@@ -26,8 +27,8 @@ static void drop_slot(server *s, size_t i) {
 }
 
 /* The call is not run: logged and reported, its slot (if any) forgotten. */
-static void refuse(server *s, const json_t *id, const char *tool, long long since_ms,
-                   const char *how, const cap_error *why) {
+static void refuse(server *s, const json_t *id, const char *tool, long long since_ms, const char *how,
+                   const cap_error *why) {
   serve_log_call(tool, cap_code_name(why->code), since_ms, how);
   s->events->refused(s, id, why);
 }
@@ -68,9 +69,10 @@ void scheduler_admit(server *s, const json_t *id, const char *name, const json_t
     return refuse(s, id, name, 0, "refused", &err);
   }
   if (!can_run && queued >= (size_t)s->h->cfg.limits.max_queued_calls) {
-    cap_fail(&err, CAP_E_BUSY, "%zu calls running and %zu queued (maxConcurrentCalls %lld, "
-             "maxQueuedCalls %lld); retry later", s->running, queued,
-             s->h->cfg.limits.max_concurrent_calls, s->h->cfg.limits.max_queued_calls);
+    cap_fail(&err, CAP_E_BUSY,
+             "%zu calls running and %zu queued (maxConcurrentCalls %lld, "
+             "maxQueuedCalls %lld); retry later",
+             s->running, queued, s->h->cfg.limits.max_concurrent_calls, s->h->cfg.limits.max_queued_calls);
     return refuse(s, id, name, 0, "refused", &err);
   }
   if (s->count == s->cap) {
@@ -157,8 +159,10 @@ int scheduler_expire(server *s) {
       continue;
     }
     cap_error err = {0};
-    cap_fail(&err, CAP_E_QUEUE_TIMEOUT, "no cell became free within queueTimeoutMs %lld "
-             "(maxConcurrentCalls %lld)", wait, s->h->cfg.limits.max_concurrent_calls);
+    cap_fail(&err, CAP_E_QUEUE_TIMEOUT,
+             "no cell became free within queueTimeoutMs %lld "
+             "(maxConcurrentCalls %lld)",
+             wait, s->h->cfg.limits.max_concurrent_calls);
     refuse(s, c->id, c->tool, c->arrived_ms, "queued", &err);
     drop_slot(s, i);
   }

@@ -3,9 +3,6 @@
  * (and warm cell's) pipe and pidfd; nothing in it waits on a cell. Logs go
  * to stderr; stdout carries protocol only (serve_output.c). The protocol is
  * mcp.c, the scheduler scheduler.c, the warm cells warm_pool.c. */
-#include "serve/warm_pool.h"
-#include "serve/mcp.h"
-#include "serve/scheduler.h"
 #include "serve.h"
 
 #include <dirent.h>
@@ -22,15 +19,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "safe_text.h"
-#include "statement/statement_write.h"
+#include "admit/staging.h"
 #include "attest/snapshot.h"
 #include "call/verdict.h"
+#include "clock.h"
+#include "host.h"
+#include "safe_text.h"
+#include "serve/mcp.h"
+#include "serve/scheduler.h"
+#include "serve/warm_pool.h"
 #include "serve_log.h"
 #include "serve_private.h"
-#include "admit/staging.h"
-#include "host.h"
+#include "statement/statement_write.h"
 
 /* Reads more of stdin, only once every byte read before was handled. */
 static void read_stdin(server *s) {
@@ -52,8 +52,10 @@ static void handle_input(server *s) {
   while (s->in_off < s->in_len && !serve_backlogged(s)) {
     char c = s->in[s->in_off++];
     if (c == '\n') {
-      if (!s->discarding) mcp_handle_line(s, s->line, s->line_len);
-      else mcp_refuse_long_line(s);
+      if (!s->discarding)
+        mcp_handle_line(s, s->line, s->line_len);
+      else
+        mcp_refuse_long_line(s);
       s->discarding = false;
       s->line_len = 0;
       continue;
@@ -70,8 +72,10 @@ static void handle_input(server *s) {
    * client that closed its input does not read its answers either. */
   if (s->in_eof && (!pending || mono_ms() - s->out_progress_ms > s->h->cfg.limits.shutdown_timeout_ms)) {
     if (pending)
-      fprintf(stderr, "capsule-host: %zu bytes of requests left unhandled: the client closed its "
-              "input and reads no answers\n", s->in_len - s->in_off);
+      fprintf(stderr,
+              "capsule-host: %zu bytes of requests left unhandled: the client closed its "
+              "input and reads no answers\n",
+              s->in_len - s->in_off);
     s->in_off = s->in_len;
     s->shutting_down = true;
   }
@@ -150,8 +154,8 @@ static void reap_adopted(const server *s) {
   }
 }
 
-static const call_runner supervisor_runner = {supervisor_start, supervisor_cancel,
-                                              supervisor_start_warm, supervisor_start_snapshot};
+static const call_runner supervisor_runner = {supervisor_start, supervisor_cancel, supervisor_start_warm,
+                                              supervisor_start_snapshot};
 
 /* The snapshot job starts with the loop; calls and warm cells meanwhile run
  * without the snapshot (slower, same boundary). */
@@ -160,10 +164,9 @@ static void start_snapshot_job(server *s) {
   host *h = s->h;
   if (!s->runner->start_snapshot) return;
   if (staging_reserve(&h->stg, SNAPSHOT_BUILDING_NAME, &err) ||
-      staging_reserve(&h->stg, SNAPSHOT_NAME, &err) ||
-      s->runner->start_snapshot(h, &s->snapshot_job, &err)) {
-    fprintf(stderr, "capsule-host: startup snapshot unavailable: %s: %s\n",
-            cap_code_name(err.code), err.message);
+      staging_reserve(&h->stg, SNAPSHOT_NAME, &err) || s->runner->start_snapshot(h, &s->snapshot_job, &err)) {
+    fprintf(stderr, "capsule-host: startup snapshot unavailable: %s: %s\n", cap_code_name(err.code),
+            err.message);
     return;
   }
   json_object_set_new(h->attestation, "startupSnapshot", json_pack("{s:s}", "state", "building"));
@@ -290,7 +293,7 @@ int serve_run(host *h) {
   int sfd = serve_signalfd();
   if (!s.line || sfd < 0) return 1;
   fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK);
-  serve_log_open(); /* before the first line: an unread stderr never stalls the loop */
+  serve_log_open();                 /* before the first line: an unread stderr never stalls the loop */
   prctl(PR_SET_CHILD_SUBREAPER, 1); /* join_orphans */
   start_snapshot_job(&s);
   size_t tools = json_array_size(json_object_get(s.registry, "tools")),

@@ -6,8 +6,6 @@
 /* Pointers only: declared, not included (C11 allows the repeat). */
 typedef struct host host;
 
-
-
 /* Runs until stdin EOF or SIGTERM/SIGINT/SIGHUP, with every cell joined.
  * Returns the process exit status. */
 int serve_run(host *h);

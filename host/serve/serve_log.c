@@ -33,8 +33,10 @@ static struct {
 static void queue_notice(void) {
   if (lg.unreported == 0 || lg.broken) return;
   char notice[NOTICE_ROOM];
-  int n = snprintf(notice, sizeof notice, "capsule-host: %llu log lines dropped: stderr was not "
-                   "read (the log queue holds %u bytes)\n", lg.unreported, SERVE_LOG_QUEUE_BYTES);
+  int n = snprintf(notice, sizeof notice,
+                   "capsule-host: %llu log lines dropped: stderr was not "
+                   "read (the log queue holds %u bytes)\n",
+                   lg.unreported, SERVE_LOG_QUEUE_BYTES);
   if (n <= 0 || lg.len + (size_t)n > sizeof lg.queue) return;
   memcpy(lg.queue + lg.len, notice, (size_t)n);
   lg.len += (size_t)n;
@@ -72,8 +74,10 @@ void serve_log_flush(void) {
     ssize_t n = write_some(lg.queue + off, lg.len - off);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    if (n <= 0) lg.broken = true; /* stderr is gone: nothing more can be said on it */
-    else off += (size_t)n;
+    if (n <= 0)
+      lg.broken = true; /* stderr is gone: nothing more can be said on it */
+    else
+      off += (size_t)n;
   }
   if (lg.broken) off = lg.len;
   memmove(lg.queue, lg.queue + off, lg.len - off);
@@ -123,8 +127,10 @@ bool serve_log_open(void) {
   cookie_io_functions_t io = {.write = queue_write};
   lg.fd = nonblocking_stderr(&lg.own_fd, &lg.socket);
   if (lg.fd < 0) {
-    fprintf(stderr, "capsule-host: stderr cannot be reopened without blocking (%s): a client "
-            "that does not read stderr can stall serve\n", strerror(errno));
+    fprintf(stderr,
+            "capsule-host: stderr cannot be reopened without blocking (%s): a client "
+            "that does not read stderr can stall serve\n",
+            strerror(errno));
     return false;
   }
   FILE *stream = fopencookie(NULL, "w", io);
@@ -132,7 +138,8 @@ bool serve_log_open(void) {
     if (stream) fclose(stream);
     if (lg.own_fd) close(lg.fd);
     lg.fd = -1;
-    fprintf(stderr, "capsule-host: the non-blocking log cannot be set up: a client that does "
+    fprintf(stderr,
+            "capsule-host: the non-blocking log cannot be set up: a client that does "
             "not read stderr can stall serve\n");
     return false;
   }

@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "serve_log.h"
 #include "clock.h"
 #include "digest.h"
 #include "safe_text.h"
+#include "serve_log.h"
 #include "serve_private.h"
 
 /* A name longer than this is logged cut, with a digest of the whole, so
@@ -16,7 +16,7 @@
 
 void serve_log_call(const char *tool, const char *outcome, long long since_ms, const char *how) {
   char name[NAME_KEPT_BYTES * 4 + 96]; /* every kept byte may become \xNN */
-  size_t len = strlen(tool); /* an unknown tool's name is the client's */
+  size_t len = strlen(tool);           /* an unknown tool's name is the client's */
   if (len <= NAME_KEPT_BYTES) {
     safe_text(name, sizeof name, tool, len);
   } else {

@@ -8,10 +8,10 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "safe_text.h"
-#include "jsonrpc_codes.h"
-#include "serve_private.h"
 #include "host_state.h"
+#include "jsonrpc_codes.h"
+#include "safe_text.h"
+#include "serve_private.h"
 
 size_t serve_out_high_water(const server *s) {
   return 4 * (size_t)s->h->cfg.limits.max_frame_bytes;
@@ -28,8 +28,10 @@ static void queue_line(server *s, const char *text) {
     size_t cap = s->out_cap ? s->out_cap : 65536;
     while (cap < s->out_len + n + 1) cap *= 2;
     char *p = realloc(s->out, cap);
-    if (!p) s->out_broken = true; /* cannot buffer: the client is gone for us */
-    else s->out = p, s->out_cap = cap;
+    if (!p)
+      s->out_broken = true; /* cannot buffer: the client is gone for us */
+    else
+      s->out = p, s->out_cap = cap;
   }
   if (!s->out_broken) {
     memcpy(s->out + s->out_len, text, n);
@@ -47,10 +49,11 @@ static void send_or_internal(server *s, json_t *msg, const json_t *id) {
   if (!text) {
     char *id_text = id ? json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
     char fixed[512];
-    snprintf(fixed, sizeof fixed, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,"
+    snprintf(fixed, sizeof fixed,
+             "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,"
              "\"message\":\"INTERNAL: the answer could not be encoded\",\"data\":{\"code\":"
-             "\"INTERNAL\"}}}", id_text && strlen(id_text) < 300 ? id_text : "null",
-             JSONRPC_INTERNAL_ERROR);
+             "\"INTERNAL\"}}}",
+             id_text && strlen(id_text) < 300 ? id_text : "null", JSONRPC_INTERNAL_ERROR);
     free(id_text);
     queue_line(s, fixed);
     return;
@@ -87,24 +90,22 @@ void serve_flush(server *s) {
 }
 
 void serve_send_result(server *s, const json_t *id, json_t *result) {
-  send_or_internal(s, json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result),
-                   id);
+  send_or_internal(s, json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result), id);
 }
 
-void serve_send_error_data(server *s, const json_t *id, int code, const char *message,
-                           json_t *data) {
+void serve_send_error_data(server *s, const json_t *id, int code, const char *message, json_t *data) {
   char clean[1024]; /* messages may quote the client's bytes, cut anywhere */
   safe_text(clean, sizeof clean, message, strlen(message));
   json_t *e = json_pack("{s:i,s:s}", "code", code, "message", clean);
-  if (e && data) json_object_set_new(e, "data", data);
-  else json_decref(data);
-  send_or_internal(s, e ? json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id",
-                                    id ? id : json_null(), "error", e)
-                        : NULL,
-                   id);
+  if (e && data)
+    json_object_set_new(e, "data", data);
+  else
+    json_decref(data);
+  send_or_internal(
+      s, e ? json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", e) : NULL,
+      id);
 }
 
-void serve_send_error(server *s, const json_t *id, int code, const char *message,
-                      const char *cap) {
+void serve_send_error(server *s, const json_t *id, int code, const char *message, const char *cap) {
   serve_send_error_data(s, id, code, message, cap ? json_pack("{s:s}", "code", cap) : NULL);
 }

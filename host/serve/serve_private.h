@@ -12,11 +12,9 @@
 size_t serve_out_high_water(const server *s);
 void serve_send(server *s, json_t *msg);
 void serve_send_result(server *s, const json_t *id, json_t *result);
-void serve_send_error(server *s, const json_t *id, int code, const char *message,
-                      const char *cap);
+void serve_send_error(server *s, const json_t *id, int code, const char *message, const char *cap);
 /* An error whose data is not {"code": CAP_CODE} (takes data's reference). */
-void serve_send_error_data(server *s, const json_t *id, int code, const char *message,
-                           json_t *data);
+void serve_send_error_data(server *s, const json_t *id, int code, const char *message, json_t *data);
 /* Writes what stdout accepts now; never blocks. */
 void serve_flush(server *s);
 /* Output is at or above the high-water mark: no request line is handled. */

@@ -8,9 +8,9 @@
 #define SERVER_H
 
 #include <jansson.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <poll.h>
 
 #include "call/supervisor.h"
 
@@ -40,8 +40,7 @@ typedef struct {
  * (supervisor.c) in serve_run; a stand-in in fuzz/harness/fuzz_mcp.c,
  * so the protocol and the scheduler run there without forking. */
 typedef struct {
-  cap_code (*start)(host *h, const char *tool, const json_t *input, call_supervisor *sup,
-                    cap_error *err);
+  cap_code (*start)(host *h, const char *tool, const json_t *input, call_supervisor *sup, cap_error *err);
   void (*cancel)(call_supervisor *sup);
   /* Warm cells (warm_pool.c); NULL: none are kept. */
   cap_code (*start_warm)(host *h, size_t cap_index, call_supervisor *sup, cap_error *err);

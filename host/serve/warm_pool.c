@@ -4,17 +4,18 @@
  * capsule; the pool starts a replacement on the next loop round. Warm
  * cells are not calls: a cell counts against maxConcurrentCalls from the
  * moment a call takes it. */
+#include "serve/warm_pool.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "admit/capsule.h"
 #include "call/call.h"
-#include "serve/warm_pool.h"
 #include "call/verdict.h"
 #include "clock.h"
-#include "serve_private.h"
-#include "admit/capsule.h"
 #include "host_state.h"
+#include "serve_private.h"
 
 /* After a warm cell fails while idle, its capsule waits this long before
  * the next one: a capsule whose cells cannot start does not spin. */
@@ -46,8 +47,8 @@ void warm_pool_fill(server *s) {
       warm_slot *w = &s->warm[s->warm_count];
       cap_error err = {0};
       if (s->runner->start_warm(s->h, cap, &w->sup, &err) != CAP_OK) {
-        fprintf(stderr, "capsule-host: cannot start a warm cell: %s: %s\n",
-                cap_code_name(err.code), err.message);
+        fprintf(stderr, "capsule-host: cannot start a warm cell: %s: %s\n", cap_code_name(err.code),
+                err.message);
         s->warm_retry_ms[cap] = now + WARM_RETRY_MS;
         break;
       }

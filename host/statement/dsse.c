@@ -39,10 +39,12 @@ bool dsse_unbase64(const char *text, unsigned char **out, size_t *out_len) {
   size_t pad = 0;
   for (size_t i = 0; i < n; i++) {
     char c = text[i];
-    bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                 c == '+' || c == '/';
-    if (c == '=' && i >= n - 2) pad++;
-    else if (!alpha || pad) return false; /* nothing after padding */
+    bool alpha =
+        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
+    if (c == '=' && i >= n - 2)
+      pad++;
+    else if (!alpha || pad)
+      return false; /* nothing after padding */
   }
   unsigned char *buf = malloc(n / 4 * 3 + 1);
   if (!buf) return false;
@@ -65,8 +67,8 @@ bool dsse_unbase64(const char *text, unsigned char **out, size_t *out_len) {
   return true;
 }
 
-cap_code dsse_sign(const unsigned char *payload, size_t len, const signing_key *key,
-                   json_t **envelope, cap_error *err) {
+cap_code dsse_sign(const unsigned char *payload, size_t len, const signing_key *key, json_t **envelope,
+                   cap_error *err) {
   *envelope = NULL;
   size_t pae_len;
   unsigned char *pae = dsse_pae(DSSE_PAYLOAD_TYPE, payload, len, &pae_len), *sig = NULL;
@@ -78,8 +80,8 @@ cap_code dsse_sign(const unsigned char *payload, size_t len, const signing_key *
   char *b64_payload = dsse_base64(payload, len), *b64_sig = dsse_base64(sig, sig_len);
   free(sig);
   if (b64_payload && b64_sig)
-    *envelope = json_pack("{s:s,s:s,s:[{s:s,s:s}]}", "payload", b64_payload, "payloadType",
-                          DSSE_PAYLOAD_TYPE, "signatures", "keyid", key->keyid, "sig", b64_sig);
+    *envelope = json_pack("{s:s,s:s,s:[{s:s,s:s}]}", "payload", b64_payload, "payloadType", DSSE_PAYLOAD_TYPE,
+                          "signatures", "keyid", key->keyid, "sig", b64_sig);
   free(b64_payload);
   free(b64_sig);
   return *envelope ? CAP_OK : cap_fail(err, CAP_E_INTERNAL, "out of memory");
@@ -154,15 +156,17 @@ static cap_code read_material(const json_t *vm, const char **hint, cap_error *er
       !sj_string(pk, "hint", hint, CAP_E_ENVELOPE_INVALID, "verificationMaterial.publicKey", err))
     return err->code;
   if (!absent_or_empty(json_object_get(vm, "tlogEntries")))
-    return invalid(err, "the bundle carries transparency-log entries, which this host does not check "
-                        "(it verifies with a key only): refused, not accepted unread");
+    return invalid(err,
+                   "the bundle carries transparency-log entries, which this host does not check "
+                   "(it verifies with a key only): refused, not accepted unread");
   const json_t *ts = json_object_get(vm, "timestampVerificationData");
   if (ts && !sj_keys(ts, ts_keys, NULL, CAP_E_ENVELOPE_INVALID,
                      "verificationMaterial.timestampVerificationData", err))
     return err->code;
   if (!absent_or_empty(json_object_get(ts, "rfc3161Timestamps")))
-    return invalid(err, "the bundle carries timestamps, which this host does not check (the signing "
-                        "time is the signer's word): refused, not accepted unread");
+    return invalid(err,
+                   "the bundle carries timestamps, which this host does not check (the signing "
+                   "time is the signer's word): refused, not accepted unread");
   return CAP_OK;
 }
 
@@ -186,15 +190,16 @@ static cap_code read_bundle(const json_t *b, dsse_parsed *out, cap_error *err) {
 cap_code dsse_parse(const char *text, size_t len, dsse_parsed *out, cap_error *err) {
   memset(out, 0, sizeof *out);
   if (len > DSSE_MAX_BYTES)
-    return cap_fail(err, CAP_E_ENVELOPE_INVALID, "%zu bytes: more than the %u an envelope may have",
-                    len, DSSE_MAX_BYTES);
+    return cap_fail(err, CAP_E_ENVELOPE_INVALID, "%zu bytes: more than the %u an envelope may have", len,
+                    DSSE_MAX_BYTES);
   sj_limits lim = {16, 4096};
   json_t *v = sj_parse_as(text, len, &lim, CAP_E_ENVELOPE_INVALID, "envelope", err);
   if (!v) return err->code;
   /* The unsigned payload written beside the envelopes, given by mistake. */
   if (json_object_get(v, "_type") && json_object_get(v, "predicateType")) {
     json_decref(v);
-    return cap_fail(err, CAP_E_ENVELOPE_INVALID, "this is an unsigned in-toto statement (NAME.intoto.json, the "
+    return cap_fail(err, CAP_E_ENVELOPE_INVALID,
+                    "this is an unsigned in-toto statement (NAME.intoto.json, the "
                     "payload), not a signed one: pass NAME.dsse.json or NAME.sigstore.json beside it "
                     "(written when --statement had a key)");
   }
@@ -208,8 +213,8 @@ cap_code dsse_verify(const dsse_parsed *p, const signing_key *key, cap_error *er
   /* A keyid is a hint, never proof (the signature is): either id of the
    * given key passes, as earlier statements carried the DER digest. */
   if (p->keyid[0] && strcmp(p->keyid, key->keyid) != 0 && strcmp(p->keyid, key->der_sha256) != 0)
-    return cap_fail(err, CAP_E_SIGNATURE_INVALID, "signed by key %.64s, not by the key given (%s)",
-                    p->keyid, key->keyid);
+    return cap_fail(err, CAP_E_SIGNATURE_INVALID, "signed by key %.64s, not by the key given (%s)", p->keyid,
+                    key->keyid);
   size_t pae_len;
   unsigned char *pae = dsse_pae(DSSE_PAYLOAD_TYPE, p->payload, p->payload_len, &pae_len);
   bool ok = pae && signing_key_verify(key, pae, pae_len, p->sig, p->sig_len);

@@ -28,8 +28,8 @@ bool dsse_unbase64(const char *text, unsigned char **out, size_t *out_len);
 
 /* The envelope of payload signed by key ({"payload","payloadType",
  * "signatures":[{"keyid","sig"}]}), and the same as a Sigstore bundle. */
-cap_code dsse_sign(const unsigned char *payload, size_t len, const signing_key *key,
-                   json_t **envelope, cap_error *err);
+cap_code dsse_sign(const unsigned char *payload, size_t len, const signing_key *key, json_t **envelope,
+                   cap_error *err);
 json_t *dsse_sigstore_bundle(const json_t *envelope, const char *keyid);
 
 typedef struct {

@@ -24,8 +24,11 @@ static cap_code source_date_epoch(long long *out, cap_error *err) {
   errno = 0;
   long long v = text && *text >= '0' && *text <= '9' ? strtoll(text, &end, 10) : -1;
   if (v < 0 || errno || !end || *end || v > (1LL << 53))
-    return cap_fail(err, CAP_E_USAGE, RELEASE_EPOCH_ENV " must be the release's date in seconds since "
-                    "1970 (make dist sets it from the last commit), not \"%.40s\"", text ? text : "");
+    return cap_fail(err, CAP_E_USAGE,
+                    RELEASE_EPOCH_ENV
+                    " must be the release's date in seconds since "
+                    "1970 (make dist sets it from the last commit), not \"%.40s\"",
+                    text ? text : "");
   *out = v;
   return CAP_OK;
 }
@@ -43,8 +46,10 @@ cap_code release_statement_write(const char *file, const char *dir, const char *
   bool hashed = fd >= 0 && digest_sha256_fd_hex(fd, RELEASE_MAX_BYTES, hex);
   if (fd >= 0) close(fd);
   if (!hashed)
-    return cap_fail(err, CAP_E_USAGE, "%s cannot be read as a regular file: name the release tarball "
-                    "make dist wrote", file);
+    return cap_fail(err, CAP_E_USAGE,
+                    "%s cannot be read as a regular file: name the release tarball "
+                    "make dist wrote",
+                    file);
   signing_key key;
   bool have_key = false;
   if (signing_key_load_private(key_path, &key, &have_key, err)) return err->code;
@@ -62,7 +67,8 @@ cap_code release_statement_write(const char *file, const char *dir, const char *
                                     have_key ? &key : NULL, files, payload_hex, err);
   close(dirfd);
   if (!rc) {
-    *report = json_pack("{s:s,s:s,s:o,s:b}", "subject", name, "sha256", hex, "files", files, "signed", have_key);
+    *report =
+        json_pack("{s:s,s:s,s:o,s:b}", "subject", name, "sha256", hex, "files", files, "signed", have_key);
     if (have_key) json_object_set_new(*report, "keyid", json_string(key.keyid));
   } else {
     json_decref(files);

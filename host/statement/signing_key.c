@@ -17,7 +17,9 @@
 
 #define KEY_MAX_BYTES 16384
 
-const char *signing_key_algorithm_name(key_algorithm a) { return a == KEY_ED25519 ? "ed25519" : "ecdsa-p256"; }
+const char *signing_key_algorithm_name(key_algorithm a) {
+  return a == KEY_ED25519 ? "ed25519" : "ecdsa-p256";
+}
 
 /* Appends an SSH wire string (uint32 length, bytes). */
 static size_t put_string(unsigned char *out, const void *data, size_t n) {
@@ -119,11 +121,15 @@ static cap_code check_prefix(const char *prefix, cap_error *err) {
   const char *slash = strrchr(prefix, '/'), *last = slash ? slash + 1 : prefix;
   struct stat st;
   if (!*last || strcmp(last, ".") == 0 || strcmp(last, "..") == 0)
-    return cap_fail(err, CAP_E_USAGE, "keygen --out %s ends in no file name: pass a prefix such as "
-                    "keys/gate, which writes keys/gate.key and keys/gate.pub", prefix);
+    return cap_fail(err, CAP_E_USAGE,
+                    "keygen --out %s ends in no file name: pass a prefix such as "
+                    "keys/gate, which writes keys/gate.key and keys/gate.pub",
+                    prefix);
   if (lstat(prefix, &st) == 0 && S_ISDIR(st.st_mode))
-    return cap_fail(err, CAP_E_USAGE, "keygen --out %s is a directory: pass a prefix inside it such "
-                    "as %s/gate, which writes %s/gate.key and %s/gate.pub", prefix, prefix, prefix, prefix);
+    return cap_fail(err, CAP_E_USAGE,
+                    "keygen --out %s is a directory: pass a prefix inside it such "
+                    "as %s/gate, which writes %s/gate.key and %s/gate.pub",
+                    prefix, prefix, prefix, prefix);
   /* keys/gate with no keys/ yet: the folder is made, private (one level). */
   if (slash && slash != prefix) {
     char parent[4096];
@@ -152,7 +158,8 @@ cap_code signing_key_generate(const char *prefix, key_algorithm algorithm, json_
     long n = BIO_get_mem_data(b, &data);
     pem = strndup(data, (size_t)n);
   }
-  if (!rc && !(pub_pem = signing_key_public_pem(&key))) rc = cap_fail(err, CAP_E_INTERNAL, "cannot encode the key");
+  if (!rc && !(pub_pem = signing_key_public_pem(&key)))
+    rc = cap_fail(err, CAP_E_INTERNAL, "cannot encode the key");
   if (!rc && !pem) rc = cap_fail(err, CAP_E_INTERNAL, "cannot encode the key");
   if (!rc) rc = write_new(priv, 0600, pem, err);
   if (!rc && (rc = write_new(pub, 0644, pub_pem, err))) unlink(priv);
@@ -172,21 +179,28 @@ cap_code signing_key_generate(const char *prefix, key_algorithm algorithm, json_
 static cap_code read_key_file(const char *path, bool private_key, char **text, cap_error *err) {
   struct stat st;
   int fd = so_open_regular(AT_FDCWD, path, &st);
-  if (fd < 0) return cap_fail(err, CAP_E_KEY_INVALID, "key %s: %s", path, fd == SO_NOT_REGULAR ? "not a regular file" : so_open_errno_text(errno));
+  if (fd < 0)
+    return cap_fail(err, CAP_E_KEY_INVALID, "key %s: %s", path,
+                    fd == SO_NOT_REGULAR ? "not a regular file" : so_open_errno_text(errno));
   size_t len;
   so_read_result r = so_read_bounded(fd, KEY_MAX_BYTES, text, &len);
   close(fd);
-  if (r != SO_READ_OK) return cap_fail(err, CAP_E_KEY_INVALID, "key %s cannot be read (at most %d bytes)", path, KEY_MAX_BYTES);
+  if (r != SO_READ_OK)
+    return cap_fail(err, CAP_E_KEY_INVALID, "key %s cannot be read (at most %d bytes)", path, KEY_MAX_BYTES);
   /* The common mix-up first: the other half of the pair, named as it is. */
   bool holds_private = strstr(*text, "PRIVATE KEY-----") != NULL;
   bool holds_public = !holds_private && strstr(*text, "-----BEGIN PUBLIC KEY-----") != NULL;
   cap_code rc = CAP_OK;
   if (!private_key && holds_private)
-    rc = cap_fail(err, CAP_E_KEY_INVALID, "%s holds a private key; verify takes the public key: pass the "
-                  ".pub beside it (keygen --out PREFIX wrote PREFIX.pub)", path);
+    rc = cap_fail(err, CAP_E_KEY_INVALID,
+                  "%s holds a private key; verify takes the public key: pass the "
+                  ".pub beside it (keygen --out PREFIX wrote PREFIX.pub)",
+                  path);
   else if (private_key && holds_public)
-    rc = cap_fail(err, CAP_E_KEY_INVALID, "%s holds a public key; --key signs, so it takes the private key: "
-                  "pass the .key beside it (keygen --out PREFIX wrote PREFIX.key, 0600)", path);
+    rc = cap_fail(err, CAP_E_KEY_INVALID,
+                  "%s holds a public key; --key signs, so it takes the private key: "
+                  "pass the .key beside it (keygen --out PREFIX wrote PREFIX.key, 0600)",
+                  path);
   else if (private_key && (st.st_mode & 077))
     rc = cap_fail(err, CAP_E_KEY_INVALID, "private key %s is readable by others (mode %o): chmod 600 it",
                   path, (unsigned)(st.st_mode & 0777));
@@ -210,18 +224,20 @@ static int refuse_passphrase(char *buf, int size, int rwflag, void *asked) {
 static EVP_PKEY *pem_key(const char *text, bool private_key, bool *encrypted) {
   BIO *b = BIO_new_mem_buf(text, -1);
   *encrypted = false;
-  EVP_PKEY *k = !b ? NULL : private_key ? PEM_read_bio_PrivateKey(b, NULL, refuse_passphrase, encrypted)
-                                        : PEM_read_bio_PUBKEY(b, NULL, refuse_passphrase, encrypted);
+  EVP_PKEY *k = !b            ? NULL
+                : private_key ? PEM_read_bio_PrivateKey(b, NULL, refuse_passphrase, encrypted)
+                              : PEM_read_bio_PUBKEY(b, NULL, refuse_passphrase, encrypted);
   BIO_free(b);
   return k;
 }
 
 /* The key read from source (NULL: it held none) becomes key, or is freed. */
-static cap_code adopt(signing_key *key, EVP_PKEY *pkey, bool encrypted, bool has_private,
-                      const char *source, cap_error *err) {
+static cap_code adopt(signing_key *key, EVP_PKEY *pkey, bool encrypted, bool has_private, const char *source,
+                      cap_error *err) {
   if (encrypted) {
     EVP_PKEY_free(pkey);
-    return cap_fail(err, CAP_E_KEY_INVALID, "%s is encrypted: capsule-host never asks for a passphrase "
+    return cap_fail(err, CAP_E_KEY_INVALID,
+                    "%s is encrypted: capsule-host never asks for a passphrase "
                     "(a prompt would block a gate, or sign with whatever was typed ahead); keep the key "
                     "in a secret store and give it unencrypted, 0600 (openssl pkey -in K -out K.plain)",
                     source);
@@ -244,7 +260,8 @@ cap_code signing_key_load_private(const char *path, signing_key *key, bool *foun
   if (path) {
     if (read_key_file(path, true, &text, err)) return err->code;
   } else if (env && env[0]) {
-    if (strlen(env) > KEY_MAX_BYTES) return cap_fail(err, CAP_E_KEY_INVALID, "%s is too long", ATTEST_KEY_ENV);
+    if (strlen(env) > KEY_MAX_BYTES)
+      return cap_fail(err, CAP_E_KEY_INVALID, "%s is too long", ATTEST_KEY_ENV);
     text = strdup(env);
   } else {
     return CAP_OK;
@@ -275,7 +292,7 @@ cap_code signing_key_load_public(const char *path, signing_key *key, cap_error *
 }
 
 cap_code signing_key_sign(const signing_key *key, const unsigned char *msg, size_t len, unsigned char **sig,
-                  size_t *sig_len, cap_error *err) {
+                          size_t *sig_len, cap_error *err) {
   *sig = NULL;
   EVP_MD_CTX *ctx = EVP_MD_CTX_new();
   const EVP_MD *md = key->algorithm == KEY_ED25519 ? NULL : EVP_sha256();
@@ -287,14 +304,15 @@ cap_code signing_key_sign(const signing_key *key, const unsigned char *msg, size
   if (!ok) {
     free(*sig);
     *sig = NULL;
-    return cap_fail(err, CAP_E_KEY_INVALID, "OpenSSL could not sign with the %s key", signing_key_algorithm_name(key->algorithm));
+    return cap_fail(err, CAP_E_KEY_INVALID, "OpenSSL could not sign with the %s key",
+                    signing_key_algorithm_name(key->algorithm));
   }
   *sig_len = n;
   return CAP_OK;
 }
 
 bool signing_key_verify(const signing_key *key, const unsigned char *msg, size_t len,
-                const unsigned char *sig, size_t sig_len) {
+                        const unsigned char *sig, size_t sig_len) {
   EVP_MD_CTX *ctx = EVP_MD_CTX_new();
   const EVP_MD *md = key->algorithm == KEY_ED25519 ? NULL : EVP_sha256();
   bool ok = ctx && EVP_DigestVerifyInit(ctx, NULL, md, NULL, key->pkey) == 1 &&

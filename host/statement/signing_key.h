@@ -38,10 +38,10 @@ cap_code signing_key_load_private(const char *path, signing_key *key, bool *foun
 cap_code signing_key_load_public(const char *path, signing_key *key, cap_error *err);
 cap_code signing_key_from_public_pem(const char *pem, signing_key *key, cap_error *err);
 /* Ed25519 signs msg itself; ECDSA P-256 signs its SHA-256 (DER signature). */
-cap_code signing_key_sign(const signing_key *key, const unsigned char *msg, size_t len,
-                  unsigned char **sig, size_t *sig_len, cap_error *err);
+cap_code signing_key_sign(const signing_key *key, const unsigned char *msg, size_t len, unsigned char **sig,
+                          size_t *sig_len, cap_error *err);
 bool signing_key_verify(const signing_key *key, const unsigned char *msg, size_t len,
-                const unsigned char *sig, size_t sig_len);
+                        const unsigned char *sig, size_t sig_len);
 /* The public key as SPKI PEM (malloc'd). */
 char *signing_key_public_pem(const signing_key *key);
 const char *signing_key_algorithm_name(key_algorithm algorithm);

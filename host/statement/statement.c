@@ -8,16 +8,15 @@
 #include "strict_json.h"
 
 json_t *statement_new(json_t *subjects, const char *predicate_type, json_t *predicate) {
-  return json_pack("{s:s,s:o,s:s,s:o}", "_type", STATEMENT_TYPE, "subject", subjects,
-                   "predicateType", predicate_type, "predicate", predicate);
+  return json_pack("{s:s,s:o,s:s,s:o}", "_type", STATEMENT_TYPE, "subject", subjects, "predicateType",
+                   predicate_type, "predicate", predicate);
 }
 
 void statement_add_subject(json_t *subjects, const char *name, const char *sha256) {
   json_array_append_new(subjects, json_pack("{s:s,s:{s:s}}", "name", name, "digest", "sha256", sha256));
 }
 
-cap_code statement_read(const unsigned char *payload, size_t len, json_t **statement,
-                        cap_error *err) {
+cap_code statement_read(const unsigned char *payload, size_t len, json_t **statement, cap_error *err) {
   *statement = NULL;
   static const char *const keys[] = {"_type", "subject", "predicateType", "predicate", NULL};
   sj_limits lim = {64, 200000};
@@ -35,11 +34,14 @@ cap_code statement_read(const unsigned char *payload, size_t len, json_t **state
            strcmp(ptype, RELEASE_PREDICATE_TYPE) != 0)
     rc = cap_fail(err, CAP_E_PREDICATE_UNSUPPORTED,
                   "predicateType \"%.200s\" is not one this host states (" WORLD_PREDICATE_TYPE
-                  ", " VSA_PREDICATE_TYPE ", " RELEASE_PREDICATE_TYPE ")", ptype);
+                  ", " VSA_PREDICATE_TYPE ", " RELEASE_PREDICATE_TYPE ")",
+                  ptype);
   if (!rc) rc = statement_values_check_subjects(json_object_get(s, "subject"), err);
   if (!rc) rc = statement_values_check_predicate(ptype, json_object_get(s, "predicate"), err);
-  if (rc) json_decref(s);
-  else *statement = s;
+  if (rc)
+    json_decref(s);
+  else
+    *statement = s;
   return rc;
 }
 
@@ -54,14 +56,16 @@ cap_code statement_subjects_match(const json_t *statement, const json_t *want, c
   const json_t *got = json_object_get(statement, "subject");
   size_t i;
   json_t *s;
-  json_array_foreach(want, i, s) if (!has_subject(got, s))
-      return cap_fail(err, CAP_E_SUBJECT_MISMATCH,
-                      "the statement does not name %s with sha256 %s", json_string_value(json_object_get(s, "name")),
-                      json_string_value(json_object_get(json_object_get(s, "digest"), "sha256")));
-  json_array_foreach(got, i, s) if (!has_subject(want, s))
-      return cap_fail(err, CAP_E_SUBJECT_MISMATCH, "the statement names %.200s (sha256 %.64s), which the "
-                      "config does not admit", json_string_value(json_object_get(s, "name")),
-                      json_string_value(json_object_get(json_object_get(s, "digest"), "sha256")));
+  json_array_foreach(want, i, s) if (!has_subject(got, s)) return cap_fail(
+      err, CAP_E_SUBJECT_MISMATCH, "the statement does not name %s with sha256 %s",
+      json_string_value(json_object_get(s, "name")),
+      json_string_value(json_object_get(json_object_get(s, "digest"), "sha256")));
+  json_array_foreach(got, i, s) if (!has_subject(want, s)) return cap_fail(
+      err, CAP_E_SUBJECT_MISMATCH,
+      "the statement names %.200s (sha256 %.64s), which the "
+      "config does not admit",
+      json_string_value(json_object_get(s, "name")),
+      json_string_value(json_object_get(json_object_get(s, "digest"), "sha256")));
   return CAP_OK;
 }
 
@@ -74,11 +78,14 @@ cap_code statement_names_subject(const json_t *statement, const char *name, cons
     if (strcmp(n, name) != 0) continue;
     const char *d = json_string_value(json_object_get(json_object_get(s, "digest"), "sha256"));
     if (strcmp(d, sha256) == 0) return CAP_OK;
-    return cap_fail(err, CAP_E_SUBJECT_MISMATCH, "%.200s has sha256 %s here, but the statement names "
-                    "sha256 %s: this is not the file that was signed", name, sha256, d);
+    return cap_fail(err, CAP_E_SUBJECT_MISMATCH,
+                    "%.200s has sha256 %s here, but the statement names "
+                    "sha256 %s: this is not the file that was signed",
+                    name, sha256, d);
   }
-  return cap_fail(err, CAP_E_SUBJECT_MISMATCH, "the statement names no subject %.200s (it names %.200s)",
-                  name, json_string_value(json_object_get(json_array_get(json_object_get(statement, "subject"), 0), "name")));
+  return cap_fail(
+      err, CAP_E_SUBJECT_MISMATCH, "the statement names no subject %.200s (it names %.200s)", name,
+      json_string_value(json_object_get(json_array_get(json_object_get(statement, "subject"), 0), "name")));
 }
 
 static void diff(const char *path, const json_t *a, const json_t *b, json_t *drift) {

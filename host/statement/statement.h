@@ -11,7 +11,6 @@
 #include "cap_error.h"
 #include "statement_types.h"
 
-
 /* {"_type", "subject", "predicateType", "predicate"} (steals both). */
 json_t *statement_new(json_t *subjects, const char *predicate_type, json_t *predicate);
 /* Appends {"name", "digest": {"sha256"}} to subjects. */
@@ -22,8 +21,7 @@ void statement_add_subject(json_t *subjects, const char *name, const char *sha25
  * with a sha256), PREDICATE_UNSUPPORTED for a predicateType (or version)
  * this host does not state, STATEMENT_INVALID for a predicate lacking a
  * field its schema requires. */
-cap_code statement_read(const unsigned char *payload, size_t len, json_t **statement,
-                        cap_error *err);
+cap_code statement_read(const unsigned char *payload, size_t len, json_t **statement, cap_error *err);
 
 /* SUBJECT_MISMATCH unless the statement's subjects are exactly `want`
  * (as sets of name and digest), naming the first difference. */

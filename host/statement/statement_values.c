@@ -163,8 +163,8 @@ static bool rfc3339_utc(const char *s) {
   static const int days[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   size_t len = strlen(s);
   if (len < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' ||
-      !digits(s, 4) || !digits(s + 5, 2) || !digits(s + 8, 2) || !digits(s + 11, 2) ||
-      !digits(s + 14, 2) || !digits(s + 17, 2))
+      !digits(s, 4) || !digits(s + 5, 2) || !digits(s + 8, 2) || !digits(s + 11, 2) || !digits(s + 14, 2) ||
+      !digits(s + 17, 2))
     return false;
   int year = number(s, 4), month = number(s + 5, 2), day = number(s + 8, 2);
   bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
@@ -188,8 +188,11 @@ static bool node_version(const char *s) {
     s += n;
     if (part < 2 && *s++ != '.') return false;
   }
-  return *s == '\0' || ((*s == '-' || *s == '+') && strspn(s + 1, "abcdefghijklmnopqrstuvwxyz"
-                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == strlen(s + 1) && s[1]);
+  return *s == '\0' || ((*s == '-' || *s == '+') &&
+                        strspn(s + 1,
+                               "abcdefghijklmnopqrstuvwxyz"
+                               "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == strlen(s + 1) &&
+                        s[1]);
 }
 
 static bool is_count(const json_t *v) {
@@ -200,21 +203,21 @@ static bool value_fits(const json_t *v, value_kind kind) {
   const char *s = json_string_value(v);
   char path[4200];
   switch (kind) {
-  case V_OBJECT: return json_is_object(v);
-  case V_ARRAY: return json_is_array(v);
-  case V_SHA256: return s && digest_is_sha256_hex(s);
-  case V_ABS_PATH: return s && strlen(s) <= 4096 && printable(s) && so_is_plain_absolute(s);
-  case V_TEXT: return s && printable(s);
-  case V_NAME: return s && *s && printable(s);
-  case V_BOOL: return json_is_boolean(v);
-  case V_COUNT: return is_count(v);
-  case V_COUNT_OR_NULL: return json_is_null(v) || is_count(v);
-  case V_TIME: return s && rfc3339_utc(s);
-  case V_FILE_URI: return s && file_uri_path(s, path, sizeof path);
-  case V_NODE_VERSION: return s && node_version(s);
-  case V_SCOPE: return s && (strcmp(s, "denied") == 0 || strcmp(s, "allowed") == 0);
-  case V_CODE: return s && cap_code_from_name(s) != CAP_OK;
-  case V_ANY: return true;
+    case V_OBJECT: return json_is_object(v);
+    case V_ARRAY: return json_is_array(v);
+    case V_SHA256: return s && digest_is_sha256_hex(s);
+    case V_ABS_PATH: return s && strlen(s) <= 4096 && printable(s) && so_is_plain_absolute(s);
+    case V_TEXT: return s && printable(s);
+    case V_NAME: return s && *s && printable(s);
+    case V_BOOL: return json_is_boolean(v);
+    case V_COUNT: return is_count(v);
+    case V_COUNT_OR_NULL: return json_is_null(v) || is_count(v);
+    case V_TIME: return s && rfc3339_utc(s);
+    case V_FILE_URI: return s && file_uri_path(s, path, sizeof path);
+    case V_NODE_VERSION: return s && node_version(s);
+    case V_SCOPE: return s && (strcmp(s, "denied") == 0 || strcmp(s, "allowed") == 0);
+    case V_CODE: return s && cap_code_from_name(s) != CAP_OK;
+    case V_ANY: return true;
   }
   return false;
 }
@@ -251,8 +254,7 @@ static cap_code check_object(const value_row *rows, const json_t *v, const char 
   /* Every required field of this object. */
   size_t plen = strlen(pattern);
   for (const value_row *r = rows; r->path; r++) {
-    if (!r->required || (plen && (strncmp(r->path, pattern, plen) != 0 || r->path[plen] != '/')))
-      continue;
+    if (!r->required || (plen && (strncmp(r->path, pattern, plen) != 0 || r->path[plen] != '/'))) continue;
     const char *name = plen ? r->path + plen + 1 : r->path; /* within the row's path: its prefix matched */
     if (strchr(name, '/') || strcmp(name, "*") == 0 || strcmp(name, "[]") == 0) continue;
     if (!json_object_get(v, name)) return invalid(err, "%.200s.%.100s is missing", where, name);
@@ -266,8 +268,13 @@ static cap_code check(const value_row *rows, const json_t *v, const char *patter
   if (!r || !value_fits(v, r->kind)) {
     const char *s = json_string_value(v);
     return invalid(err, "%.200s is %s%.120s%s: it must be %s", where, s ? "\"" : "",
-                   s ? s : json_is_null(v) ? "null" : json_is_number(v) ? "a number" : json_is_boolean(v)
-                       ? "a boolean" : json_is_array(v) ? "an array" : json_is_object(v) ? "an object" : "?",
+                   s                    ? s
+                   : json_is_null(v)    ? "null"
+                   : json_is_number(v)  ? "a number"
+                   : json_is_boolean(v) ? "a boolean"
+                   : json_is_array(v)   ? "an array"
+                   : json_is_object(v)  ? "an object"
+                                        : "?",
                    s ? "\"" : "", r ? kind_text[r->kind] : "defined");
   }
   if (r->kind == V_OBJECT) return check_object(rows, v, pattern, where, err);
@@ -275,7 +282,8 @@ static cap_code check(const value_row *rows, const json_t *v, const char *patter
     char child_pattern[256], child_where[512];
     size_t i;
     json_t *e;
-    if (!join(child_pattern, sizeof child_pattern, pattern, "[]")) return invalid(err, "%.200s: too deep", where);
+    if (!join(child_pattern, sizeof child_pattern, pattern, "[]"))
+      return invalid(err, "%.200s: too deep", where);
     json_array_foreach(v, i, e) {
       snprintf(child_where, sizeof child_where, "%s[%zu]", where, i);
       if (check(rows, e, child_pattern, child_where, err)) return err->code;
@@ -294,7 +302,8 @@ static cap_code check_numbers(const json_t *v, const char *where, cap_error *err
   if (json_is_integer(v) && (json_integer_value(v) > MAX_SAFE || json_integer_value(v) < -MAX_SAFE))
     return invalid(err, "%.200s holds a number past 2^53: such numbers are decimal strings", where);
   if (json_is_array(v)) json_array_foreach(v, i, e) if (check_numbers(e, where, err)) return err->code;
-  if (json_is_object(v)) json_object_foreach((json_t *)v, key, e) if (check_numbers(e, key, err)) return err->code;
+  if (json_is_object(v))
+    json_object_foreach((json_t *)v, key, e) if (check_numbers(e, key, err)) return err->code;
   return CAP_OK;
 }
 
@@ -304,8 +313,11 @@ static cap_code check_numbers(const json_t *v, const char *where, cap_error *err
 static cap_code check_summary_rules(const json_t *p, cap_error *err) {
   const char *verifier = json_string_value(json_object_get(json_object_get(p, "verifier"), "id"));
   if (strcmp(verifier, VSA_VERIFIER_ID) != 0)
-    return invalid(err, "verifier.id is \"%.200s\", not " VSA_VERIFIER_ID ": a summary this host "
-                   "did not write", verifier);
+    return invalid(err,
+                   "verifier.id is \"%.200s\", not " VSA_VERIFIER_ID
+                   ": a summary this host "
+                   "did not write",
+                   verifier);
   const char *result = json_string_value(json_object_get(p, "verificationResult"));
   bool passed = strcmp(result, "PASSED") == 0;
   if (!passed && strcmp(result, "FAILED") != 0)
@@ -314,17 +326,20 @@ static cap_code check_summary_rules(const json_t *p, cap_error *err) {
   const char *level = json_string_value(json_array_get(levels, 0));
   const char *want = passed ? "DSH_CAPSULE_ADMITTED_V1" : "FAILED";
   if (json_array_size(levels) != 1 || strcmp(level, want) != 0)
-    return invalid(err, "predicate.verifiedLevels must be [\"%s\"] beside verificationResult %s", want, result);
+    return invalid(err, "predicate.verifiedLevels must be [\"%s\"] beside verificationResult %s", want,
+                   result);
   if (passed == (json_object_get(p, "failure") != NULL))
-    return invalid(err, "predicate.failure %s", passed ? "stands beside verificationResult PASSED"
-                                                       : "is missing: a FAILED summary records its code");
+    return invalid(
+        err, "predicate.failure %s",
+        passed ? "stands beside verificationResult PASSED" : "is missing: a FAILED summary records its code");
   const json_t *inputs = json_object_get(p, "inputAttestations");
   if (inputs) {
     char path[4200];
     const char *uri = json_string_value(json_object_get(json_array_get(inputs, 0), "uri"));
     const char *base = uri && file_uri_path(uri, path, sizeof path) ? strrchr(path, '/') : NULL;
     if (json_array_size(inputs) != 1 || !base || strcmp(base, "/world.intoto.json") != 0)
-      return invalid(err, "predicate.inputAttestations must name one file, the world statement "
+      return invalid(err,
+                     "predicate.inputAttestations must name one file, the world statement "
                      "(DIR/world.intoto.json) written beside the summary");
   }
   return CAP_OK;
@@ -332,8 +347,12 @@ static cap_code check_summary_rules(const json_t *p, cap_error *err) {
 
 cap_code statement_values_check_subjects(const json_t *subjects, cap_error *err) {
   static const value_row rows[] = {
-      {"subject", V_ARRAY, true},     {"subject/[]", V_OBJECT, true}, {"subject/[]/name", V_NAME, true},
-      {"subject/[]/digest", V_OBJECT, true}, {"subject/[]/digest/sha256", V_SHA256, true}, {NULL, V_ANY, false},
+      {"subject", V_ARRAY, true},
+      {"subject/[]", V_OBJECT, true},
+      {"subject/[]/name", V_NAME, true},
+      {"subject/[]/digest", V_OBJECT, true},
+      {"subject/[]/digest/sha256", V_SHA256, true},
+      {NULL, V_ANY, false},
   };
   if (!json_is_array(subjects) || json_array_size(subjects) == 0)
     return invalid(err, "%s", "a statement names at least one subject");
@@ -341,14 +360,16 @@ cap_code statement_values_check_subjects(const json_t *subjects, cap_error *err)
   size_t i, j;
   json_t *a, *b;
   json_array_foreach(subjects, i, a) json_array_foreach(subjects, j, b) {
-    const char *na = json_string_value(json_object_get(a, "name")), *nb = json_string_value(json_object_get(b, "name"));
+    const char *na = json_string_value(json_object_get(a, "name")),
+               *nb = json_string_value(json_object_get(b, "name"));
     if (j > i && strcmp(na, nb) == 0)
       return invalid(err, "subject %.200s is named twice: one name, one digest", na);
   }
   return CAP_OK;
 }
 
-cap_code statement_values_check_predicate(const char *predicate_type, const json_t *predicate, cap_error *err) {
+cap_code statement_values_check_predicate(const char *predicate_type, const json_t *predicate,
+                                          cap_error *err) {
   bool world = strcmp(predicate_type, WORLD_PREDICATE_TYPE) == 0;
   bool summary = strcmp(predicate_type, VSA_PREDICATE_TYPE) == 0;
   const value_row *rows = world ? world_rows : summary ? summary_rows : release_rows;

@@ -19,6 +19,7 @@ cap_code statement_values_check_subjects(const json_t *subjects, cap_error *err)
  * (WORLD_PREDICATE_TYPE or VSA_PREDICATE_TYPE) holds exactly the fields
  * its table names, each a value of its kind, and the summary's fields
  * agree with each other. No number anywhere is a fraction or past 2^53. */
-cap_code statement_values_check_predicate(const char *predicate_type, const json_t *predicate, cap_error *err);
+cap_code statement_values_check_predicate(const char *predicate_type, const json_t *predicate,
+                                          cap_error *err);
 
 #endif

@@ -1,3 +1,5 @@
+#include "statement_write.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,16 +12,15 @@
 #include "admit/capsule.h"
 #include "admit/config.h"
 #include "admit/names.h"
-#include "statement_write.h"
-#include "world_predicate.h"
 #include "digest.h"
 #include "dsse.h"
+#include "file_uri.h"
 #include "host_state.h"
 #include "safe_open.h"
-#include "file_uri.h"
 #include "signing_key.h"
 #include "statement.h"
 #include "version.h"
+#include "world_predicate.h"
 
 /* Writes name in dirfd whole or not at all: a new file of its own, renamed
  * over the old one, so that a reader (or serve restating the world) never
@@ -33,8 +34,11 @@ static cap_code write_file(int dirfd, const char *name, const char *text, size_t
   if (fd >= 0) close(fd);
   if (ok && renameat(dirfd, tmp, dirfd, name) != 0) ok = false, saved = errno;
   if (!ok && fd >= 0) unlinkat(dirfd, tmp, 0);
-  return ok ? CAP_OK : cap_fail(err, CAP_E_STATEMENT_DIR_INVALID, "cannot write %s in the statement "
-                                "directory: %s", name, strerror(saved));
+  return ok ? CAP_OK
+            : cap_fail(err, CAP_E_STATEMENT_DIR_INVALID,
+                       "cannot write %s in the statement "
+                       "directory: %s",
+                       name, strerror(saved));
 }
 
 static cap_code write_json(int dirfd, const char *name, const json_t *v, cap_error *err) {
@@ -48,7 +52,7 @@ static cap_code write_json(int dirfd, const char *name, const json_t *v, cap_err
 /* One statement: its payload as stem.intoto.json, and signed, its
  * envelope and bundle. hex gets the payload's digest. */
 cap_code statement_write_one(int dirfd, const char *stem, json_t *statement, const signing_key *key,
-                            json_t *files, char hex[65], cap_error *err) {
+                             json_t *files, char hex[65], cap_error *err) {
   char *payload = json_dumps(statement, JSON_COMPACT | JSON_SORT_KEYS);
   json_decref(statement);
   if (!payload) return cap_fail(err, CAP_E_INTERNAL, "cannot encode the %s statement", stem);
@@ -66,7 +70,8 @@ cap_code statement_write_one(int dirfd, const char *stem, json_t *statement, con
     if (!rc) json_array_append_new(files, json_string(name));
     json_t *bundle = rc ? NULL : dsse_sigstore_bundle(envelope, key->keyid);
     snprintf(name, sizeof name, "%s.sigstore.json", stem);
-    if (!rc) rc = bundle ? write_json(dirfd, name, bundle, err) : cap_fail(err, CAP_E_INTERNAL, "out of memory");
+    if (!rc)
+      rc = bundle ? write_json(dirfd, name, bundle, err) : cap_fail(err, CAP_E_INTERNAL, "out of memory");
     if (!rc) json_array_append_new(files, json_string(name));
     json_decref(bundle);
   }
@@ -86,9 +91,8 @@ static void now_rfc3339(char out[32]) {
  * when the capsule was refused, as SlsaResult has it); inputAttestations
  * is absent when no world was attested; every uri is an absolute,
  * percent-encoded file:// URI. */
-static json_t *vsa_predicate(const host *h, const loaded_capsule *cap, const char *self,
-                             const char *dir, const char *world_hex, cap_code outcome,
-                             const cap_error *why) {
+static json_t *vsa_predicate(const host *h, const loaded_capsule *cap, const char *self, const char *dir,
+                             const char *world_hex, cap_code outcome, const cap_error *why) {
   char when[32], resource[8192], policy_uri[8192], world_path[4200], world_uri[8192];
   now_rfc3339(when);
   int n = snprintf(world_path, sizeof world_path, "%s/world.intoto.json", dir);
@@ -96,19 +100,19 @@ static json_t *vsa_predicate(const host *h, const loaded_capsule *cap, const cha
       !file_uri(h->cfg.path, policy_uri, sizeof policy_uri) || n < 0 || (size_t)n >= sizeof world_path ||
       !file_uri(world_path, world_uri, sizeof world_uri))
     return NULL;
-  json_t *p = json_pack("{s:{s:s,s:{s:s,s:s}},s:s,s:s,s:{s:s,s:{s:s}},s:s,s:[s]}", "verifier",
-                        "id", VSA_VERIFIER_ID, "version", "capsule-host", CAPSULE_VERSION,
-                        "capsule-host.sha256", self, "timeVerified", when, "resourceUri", resource,
-                        "policy", "uri", policy_uri, "digest", "sha256", h->cfg.sha256,
-                        "verificationResult", outcome ? "FAILED" : "PASSED", "verifiedLevels",
-                        outcome ? "FAILED" : "DSH_CAPSULE_ADMITTED_V1");
+  json_t *p = json_pack(
+      "{s:{s:s,s:{s:s,s:s}},s:s,s:s,s:{s:s,s:{s:s}},s:s,s:[s]}", "verifier", "id", VSA_VERIFIER_ID, "version",
+      "capsule-host", CAPSULE_VERSION, "capsule-host.sha256", self, "timeVerified", when, "resourceUri",
+      resource, "policy", "uri", policy_uri, "digest", "sha256", h->cfg.sha256, "verificationResult",
+      outcome ? "FAILED" : "PASSED", "verifiedLevels", outcome ? "FAILED" : "DSH_CAPSULE_ADMITTED_V1");
   if (!p) return NULL;
   if (world_hex[0])
-    json_object_set_new(p, "inputAttestations", json_pack("[{s:s,s:{s:s}}]", "uri", world_uri, "digest",
-                                                          "sha256", world_hex));
+    json_object_set_new(p, "inputAttestations",
+                        json_pack("[{s:s,s:{s:s}}]", "uri", world_uri, "digest", "sha256", world_hex));
   if (outcome)
-    json_object_set_new(p, "failure", json_pack("{s:s,s:s}", "code", cap_code_name(outcome), "message",
-                                                why ? why->message : ""));
+    json_object_set_new(
+        p, "failure",
+        json_pack("{s:s,s:s}", "code", cap_code_name(outcome), "message", why ? why->message : ""));
   return p;
 }
 
@@ -135,8 +139,10 @@ int statement_write_open_dir(const char *dir, cap_error *err) {
   if (slash && slash != parent) *slash = '\0'; /* parent now names the folder above base */
   int parent_fd = so_open(AT_FDCWD, above, O_PATH | O_DIRECTORY);
   if (parent_fd < 0) {
-    cap_fail(err, CAP_E_STATEMENT_DIR_INVALID, "--statement %s: its parent %s: name a directory of "
-             "its own", dir, errno == ENOTDIR ? "is not a directory" : so_open_errno_text(errno));
+    cap_fail(err, CAP_E_STATEMENT_DIR_INVALID,
+             "--statement %s: its parent %s: name a directory of "
+             "its own",
+             dir, errno == ENOTDIR ? "is not a directory" : so_open_errno_text(errno));
     return -1;
   }
   if (mkdirat(parent_fd, base, 0755) != 0 && errno != EEXIST) {
@@ -167,14 +173,16 @@ cap_code statement_write_preflight(const host *h, cap_error *err) {
  * were refused: the manifest id once it is a valid id, else the policy's
  * capsuleId if it is one, else the capsule's place in the config. */
 static void summary_id(const loaded_capsule *cap, size_t index, char *out, size_t size) {
-  if (cap->m.id && names_is_id(cap->m.id)) snprintf(out, size, "%s", cap->m.id);
+  if (cap->m.id && names_is_id(cap->m.id))
+    snprintf(out, size, "%s", cap->m.id);
   else if (cap->cfg && cap->cfg->capsule_id && names_is_id(cap->cfg->capsule_id))
     snprintf(out, size, "%s", cap->cfg->capsule_id);
-  else snprintf(out, size, "capsules-%zu", index);
+  else
+    snprintf(out, size, "capsules-%zu", index);
 }
 
 cap_code statement_write_to(host *h, const char *dir, const signing_key *key, cap_code outcome,
-                           const cap_error *why, json_t **report, cap_error *err) {
+                            const cap_error *why, json_t **report, cap_error *err) {
   *report = NULL;
   int dirfd = statement_write_open_dir(dir, err);
   if (dirfd < 0) return err->code;
@@ -186,9 +194,11 @@ cap_code statement_write_to(host *h, const char *dir, const signing_key *key, ca
     json_t *predicate = NULL, *subjects = NULL;
     rc = world_predicate(h, &predicate, err);
     if (!rc) rc = world_predicate_subjects(h, &subjects, err);
-    if (!rc) rc = statement_write_one(dirfd, "world", statement_new(subjects, WORLD_PREDICATE_TYPE, predicate), key,
-                        files, world_hex, err);
-    else json_decref(predicate), json_decref(subjects);
+    if (!rc)
+      rc = statement_write_one(dirfd, "world", statement_new(subjects, WORLD_PREDICATE_TYPE, predicate), key,
+                               files, world_hex, err);
+    else
+      json_decref(predicate), json_decref(subjects);
   }
   /* A verification summary per capsule whose manifest could be read. */
   for (size_t i = 0; !rc && i < h->cap_count; i++) {
@@ -203,7 +213,8 @@ cap_code statement_write_to(host *h, const char *dir, const signing_key *key, ca
     }
     json_t *p = vsa_predicate(h, cap, self, dir, world_hex, outcome, why);
     snprintf(stem, sizeof stem, "vsa-%s", id);
-    rc = p ? statement_write_one(dirfd, stem, statement_new(subjects, VSA_PREDICATE_TYPE, p), key, files, hex, err)
+    rc = p ? statement_write_one(dirfd, stem, statement_new(subjects, VSA_PREDICATE_TYPE, p), key, files, hex,
+                                 err)
            : cap_fail(err, CAP_E_INTERNAL, "the verification summary cannot be built");
     if (!p) json_decref(subjects);
   }
@@ -217,8 +228,9 @@ cap_code statement_write_to(host *h, const char *dir, const signing_key *key, ca
     json_object_set_new(*report, "keyid", json_string(key->keyid));
     json_object_set_new(*report, "algorithm", json_string(signing_key_algorithm_name(key->algorithm)));
   } else {
-    json_object_set_new(*report, "unsigned", json_string("no key was given (--key or " ATTEST_KEY_ENV
-                                                          "): the statements are not signed"));
+    json_object_set_new(
+        *report, "unsigned",
+        json_string("no key was given (--key or " ATTEST_KEY_ENV "): the statements are not signed"));
   }
   return CAP_OK;
 }
@@ -231,8 +243,9 @@ cap_code statement_write(host *h, cap_code outcome, const cap_error *why, cap_er
   cap_code rc = statement_write_to(h, h->statement_dir, have_key ? &key : NULL, outcome, why, &report, err);
   if (have_key) signing_key_free(&key);
   if (rc) return rc;
-  if (!have_key) fprintf(stderr, "capsule-host: statements in %s are NOT signed (no --key, no %s)\n",
-                         h->statement_dir, ATTEST_KEY_ENV);
+  if (!have_key)
+    fprintf(stderr, "capsule-host: statements in %s are NOT signed (no --key, no %s)\n", h->statement_dir,
+            ATTEST_KEY_ENV);
   char *text = json_dumps(report, JSON_COMPACT);
   fprintf(stderr, "capsule-host: statements: %s\n", text ? text : "?");
   free(text);

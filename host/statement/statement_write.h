@@ -25,7 +25,7 @@ cap_code statement_write_preflight(const host *h, cap_error *err);
  * verification summaries, anything else FAILED with that code. *report
  * lists what was written and whether it is signed. */
 cap_code statement_write_to(host *h, const char *dir, const signing_key *key, cap_code outcome,
-                           const cap_error *why, json_t **report, cap_error *err);
+                            const cap_error *why, json_t **report, cap_error *err);
 /* statement_write_to to h->statement_dir, signed with h->statement_key or
  * $CAPSULE_ATTEST_KEY, else unsigned and saying so on stderr, where the
  * report goes too. */
@@ -39,6 +39,6 @@ int statement_write_open_dir(const char *dir, cap_error *err);
  * stem.dsse.json and stem.sigstore.json, each written whole or not at all;
  * appends the names written to files; hex gets the payload's digest. */
 cap_code statement_write_one(int dirfd, const char *stem, json_t *statement, const signing_key *key,
-                            json_t *files, char hex[65], cap_error *err);
+                             json_t *files, char hex[65], cap_error *err);
 
 #endif

@@ -55,31 +55,28 @@ cap_code world_predicate(const host *h, json_t **predicate, cap_error *err) {
       json_decref(objects);
       return err->code;
     }
-    json_array_append_new(objects, json_pack("{s:s,s:s,s:s}", "dest", o->dest, "path",
-                                             o->source.path, "sha256", so));
+    json_array_append_new(objects,
+                          json_pack("{s:s,s:s,s:s}", "dest", o->dest, "path", o->source.path, "sha256", so));
   }
   const json_t *host_view = json_object_get(r, "host"), *cell = json_object_get(r, "cell");
   *predicate = json_pack(
       "{s:{s:s,s:s,s:s,s:s},s:{s:s,s:s,s:s,s:o},s:o,s:{s:O,s:O},s:O,s:O,s:O,s:O,s:O,"
       "s:{s:{s:O,s:O,s:O,s:O},s:{s:o,s:o},s:O,s:O,s:O}}",
-      "capsuleHost", "version", CAPSULE_VERSION, "sha256", self, "launcherSha256", launcher,
-      "probeSha256", probe,
-      "node", "version", h->node_version, "path", h->node.executable.path, "sha256", node,
-      "sharedObjects", objects,
-      "bwrap", pinned_file(h->bwrap.path, bwrap),
-      "cell", "execPath", json_object_get(cell, "execPath"), "permissionModel",
-      json_object_get(cell, "permissionModel"),
+      "capsuleHost", "version", CAPSULE_VERSION, "sha256", self, "launcherSha256", launcher, "probeSha256",
+      probe, "node", "version", h->node_version, "path", h->node.executable.path, "sha256", node,
+      "sharedObjects", objects, "bwrap", pinned_file(h->bwrap.path, bwrap), "cell", "execPath",
+      json_object_get(cell, "execPath"), "permissionModel", json_object_get(cell, "permissionModel"),
       "nodeFlags", json_object_get(r, "nodeFlags"), "cellLoaderSha256",
       json_object_get(r, "cellLoaderSha256"), "seccompSha256", json_object_get(r, "seccompSha256"),
-      "ceilings", json_object_get(r, "ceilings"), "cellWorld", json_object_get(r, "cellWorld"),
-      "observed", "host", "mountNamespace", json_object_get(host_view, "mountNamespace"), "root",
+      "ceilings", json_object_get(r, "ceilings"), "cellWorld", json_object_get(r, "cellWorld"), "observed",
+      "host", "mountNamespace", json_object_get(host_view, "mountNamespace"), "root",
       json_object_get(host_view, "root"), "uid", json_object_get(host_view, "uid"), "gid",
-      json_object_get(host_view, "gid"), "identities", "node",
-      runtime_identity_json(&h->node.executable), "bwrap", runtime_identity_json(&h->bwrap),
-      "cell", cell, "cellNamespaces", json_object_get(r, "namespaces"), "startupSnapshot",
-      json_object_get(r, "startupSnapshot"));
+      json_object_get(host_view, "gid"), "identities", "node", runtime_identity_json(&h->node.executable),
+      "bwrap", runtime_identity_json(&h->bwrap), "cell", cell, "cellNamespaces",
+      json_object_get(r, "namespaces"), "startupSnapshot", json_object_get(r, "startupSnapshot"));
   if (!*predicate) return cap_fail(err, CAP_E_INTERNAL, "the world predicate cannot be built");
-  json_object_set(json_object_get(*predicate, "observed"), "kernelAbi", json_object_get(host_view, "kernelAbi"));
+  json_object_set(json_object_get(*predicate, "observed"), "kernelAbi",
+                  json_object_get(host_view, "kernelAbi"));
   /* What this Node line's permission model refuses (measured in the cell):
    * compared as part of the world, as the Node binary already is. */
   json_object_set(json_object_get(*predicate, "cell"), "permissionScopes",
