@@ -3,7 +3,8 @@
 fresh Debian 12, before and after issue 52: `make deps && make` (what the
 action ran) against `make deps-build && make -j` (what it runs now). One
 debootstrap'd root is copied once per way, so both start from the same
-bytes; Node 22 is on PATH in both, as the action's setup-node puts it.
+bytes; Node (with npm) is installed before the clock starts in both
+(ci/install-node.sh), as the action's setup-node puts it there.
 Not a test: prints one line per way and writes build/action-setup.md.
 Run as root: python3 bench/action_setup.py"""
 import shutil
@@ -27,7 +28,6 @@ def main():
     base.mkdir(parents=True)
     subprocess.run(["debootstrap", "--variant=minbase", "--include=ca-certificates,git,make,sudo", "bookworm",
                     str(base), "http://deb.debian.org/debian"], check=True, capture_output=True)
-    worlds.install_nodes()
     rows = []
     for way, command in WAYS.items():
         root = worlds.BUILD / "rootfs-action"
@@ -38,18 +38,19 @@ def main():
         extra_ca = Path("/usr/local/share/ca-certificates")
         if extra_ca.is_dir():
             shutil.copytree(extra_ca, root / "usr/local/share/ca-certificates", dirs_exist_ok=True)
-        (root / "opt/node/bin").mkdir(parents=True, mode=0o755)
         cmd = ["bwrap", "--bind", str(root), "/", "--dev", "/dev", "--bind", "/proc", "/proc", "--ro-bind", "/sys",
                "/sys", "--perms", "1777", "--tmpfs", "/tmp", "--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf",
-               "--ro-bind", str(worlds.node_bin(22)), "/opt/node/bin", "--unshare-ipc", "--die-with-parent",
-               "--cap-add", "ALL", "--clearenv", "--setenv", "PATH", "/opt/node/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+               "--unshare-ipc", "--die-with-parent",
+               "--cap-add", "ALL", "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                "--setenv", "HOME", "/root", "--setenv", "LANG", "C.UTF-8", "--chdir", "/src", "/bin/bash", "-c",
-               "update-ca-certificates >/dev/null && apt-get update -qq && "
-               "start=$(date +%s.%N) && ( " + command + " ) >/tmp/log 2>&1 && end=$(date +%s.%N) && "
+               "update-ca-certificates >/dev/null && apt-get update -qq && apt-get install -y -qq curl xz-utils >/dev/null && "
+               "ci/install-node.sh >/dev/null 2>&1 && "
+               "start=$(date +%s.%N) && ( " + command + " ) >/src/setup.log 2>&1 && end=$(date +%s.%N) && "
                "echo \"$start $end\" && dpkg-query -W -f '${Installed-Size}\\n' | awk '{s+=$1} END {print s}'"]
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
-            sys.exit(f"{way}: failed\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
+            log = (root / "src" / "setup.log").read_text(errors="replace") if (root / "src" / "setup.log").exists() else ""
+            sys.exit(f"{way}: failed\n{log[-3000:]}{p.stdout[-1000:]}{p.stderr[-1000:]}")
         times, size = p.stdout.split("\n")[-3], p.stdout.split("\n")[-2]
         start, end = map(float, times.split())
         rows.append((way, end - start, int(size) // 1024))
