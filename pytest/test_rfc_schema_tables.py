@@ -1,0 +1,78 @@
+"""RFC 13's field tables and the code's value tables say the same (issue
+51): every field of the world and release predicates that
+host/statement/statement_values.c checks is in RFC 13's table for it, and
+every field the table names is checked; where the RFC spells a field's
+members as {a, b, ...}, they are exactly the code's rows below it."""
+import re
+
+from capsule_lab import REPO
+
+VALUES = (REPO / "host" / "statement" / "statement_values.c").read_text()
+RFC = (REPO / "docs" / "RFC.md").read_text()
+
+
+def code_rows(table):
+    """The paths of one value_row table of statement_values.c."""
+    body = VALUES.split(f"static const value_row {table}[] = {{", 1)[1].split("};", 1)[0]
+    return re.findall(r'\{"([^"]+)", V_\w+, (?:true|false)\}', body)
+
+
+def rfc_table(after):
+    """{field: meaning} of the first table after the heading text `after`."""
+    text = RFC.split(after, 1)[1]
+    table = text[text.index("| field |"):]
+    table = table[:table.index("\n\n")]
+    out = {}
+    for line in table.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        for name in re.findall(r"`([A-Za-z0-9]+)`", cells[0]):
+            out[name] = cells[1]
+    return out
+
+
+def members(meaning):
+    """The {a, b: [{c, d}]} a table cell opens with, as its first-level names."""
+    m = re.match(r"`\{([^`]*)\}`", meaning)
+    if not m:
+        return None
+    inner = m.group(1)
+    while re.search(r"[\[{][^\[\]{}]*[\]}]", inner):  # drop nested lists and objects
+        inner = re.sub(r"[\[{][^\[\]{}]*[\]}]", "", inner)
+    return {part.split(":")[0].strip() for part in inner.split(",") if part.strip()}
+
+
+def check(table, heading):
+    rows = code_rows(table)
+    top = {p for p in rows if "/" not in p}
+    documented = rfc_table(heading)
+    assert top == set(documented), (sorted(top ^ set(documented)), table)
+    for field, meaning in documented.items():
+        named = members(meaning)
+        if named is None:
+            continue
+        children = {p.split("/")[1] for p in rows if p.startswith(field + "/") and p.count("/") == 1}
+        assert named == children, (field, sorted(named ^ children))
+
+
+def test_the_world_table_of_rfc_13_is_the_codes():
+    check("world_rows", "**The world statement**")
+
+
+def test_the_release_table_of_rfc_13_is_the_codes():
+    check("release_rows", "**The release statement**")
+
+
+def test_a_field_missing_from_the_rfc_fails():
+    import pytest
+    global RFC
+    saved = RFC
+    try:
+        RFC = saved.replace("| `bwrap` | `{path, sha256}` |", "| `bwrap` | `{path}` |")
+        assert RFC != saved
+        with pytest.raises(AssertionError):
+            check("world_rows", "**The world statement**")
+        RFC = saved.replace("| `sourceDateEpoch` |", "| `builtAt` |")
+        with pytest.raises(AssertionError):
+            check("release_rows", "**The release statement**")
+    finally:
+        RFC = saved
