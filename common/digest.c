@@ -1,10 +1,13 @@
 #include "digest.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "safe_open.h"
 
 static void to_hex(const unsigned char *in, size_t n, char *hex) {
   static const char digits[] = "0123456789abcdef";
@@ -21,6 +24,14 @@ bool digest_sha256_hex(const void *data, size_t len, char *hex) {
   if (!EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) return false;
   to_hex(md, mdlen, hex);
   return true;
+}
+
+bool digest_sha256_path_hex(const char *path, unsigned long long max_bytes, char *hex) {
+  struct stat st;
+  int fd = so_open_regular(AT_FDCWD, path, &st);
+  bool ok = fd >= 0 && digest_sha256_fd_hex(fd, max_bytes, hex);
+  if (fd >= 0) close(fd);
+  return ok;
 }
 
 /* The stream is OpenSSL's context itself, behind a name of our own. */

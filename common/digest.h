@@ -12,6 +12,10 @@ bool digest_sha256_hex(const void *data, size_t len, char *hex);
 /* SHA-256 of everything readable from fd, read in 64 KiB steps (no copy of
  * the whole file); false on a read error or past max_bytes. */
 bool digest_sha256_fd_hex(int fd, unsigned long long max_bytes, char *hex);
+/* SHA-256 of the regular file at path (relative to the current directory),
+ * opened without following a link at any step (so_open_regular); false
+ * when it is not one, cannot be read, or is past max_bytes. */
+bool digest_sha256_path_hex(const char *path, unsigned long long max_bytes, char *hex);
 /* SHA-256 over bytes given in pieces, for a reader that hashes exactly the
  * bytes it consumes. begin: NULL when out of memory; end frees, also on
  * failure, and takes NULL (false). */

@@ -116,12 +116,9 @@ static cap_code check_world(host *h, const json_t *statement, json_t *report, ca
 
 /* --subject FILE: FILE, as it is now, is one of the statement's subjects. */
 static cap_code check_subject_file(const json_t *statement, const char *file, cap_error *err) {
-  struct stat st;
   char hex[SHA256_HEX_LEN + 1];
-  int fd = so_open_regular(AT_FDCWD, file, &st);
-  bool hashed = fd >= 0 && digest_sha256_fd_hex(fd, 1ull << 34, hex);
-  if (fd >= 0) close(fd);
-  if (!hashed) return cap_fail(err, CAP_E_USAGE, "--subject %s cannot be read as a regular file", file);
+  if (!digest_sha256_path_hex(file, 1ull << 34, hex))
+    return cap_fail(err, CAP_E_USAGE, "--subject %s cannot be read as a regular file", file);
   const char *slash = strrchr(file, '/');
   return statement_names_subject(statement, slash ? slash + 1 : file, hex, err);
 }

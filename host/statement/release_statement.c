@@ -1,14 +1,12 @@
 #include "release_statement.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "digest.h"
-#include "safe_open.h"
 #include "signing_key.h"
 #include "statement.h"
 #include "statement_write.h"
@@ -40,12 +38,8 @@ cap_code release_statement_write(const char *file, const char *dir, const char *
   if (source_date_epoch(&epoch, err)) return err->code;
   const char *slash = strrchr(file, '/');
   const char *name = slash ? slash + 1 : file;
-  struct stat st;
   char hex[SHA256_HEX_LEN + 1];
-  int fd = so_open_regular(AT_FDCWD, file, &st);
-  bool hashed = fd >= 0 && digest_sha256_fd_hex(fd, RELEASE_MAX_BYTES, hex);
-  if (fd >= 0) close(fd);
-  if (!hashed)
+  if (!digest_sha256_path_hex(file, RELEASE_MAX_BYTES, hex))
     return cap_fail(err, CAP_E_USAGE,
                     "%s cannot be read as a regular file: name the release tarball "
                     "make dist wrote",

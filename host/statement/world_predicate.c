@@ -17,11 +17,9 @@
 #define HASH_MAX_BYTES (1ull << 34)
 
 static cap_code file_digest(const char *path, char hex[65], cap_error *err) {
-  struct stat st;
-  int fd = so_open_regular(AT_FDCWD, path, &st);
-  bool ok = fd >= 0 && digest_sha256_fd_hex(fd, HASH_MAX_BYTES, hex);
-  if (fd >= 0) close(fd);
-  return ok ? CAP_OK : cap_fail(err, CAP_E_INTERNAL, "cannot hash %s", path);
+  return digest_sha256_path_hex(path, HASH_MAX_BYTES, hex)
+             ? CAP_OK
+             : cap_fail(err, CAP_E_INTERNAL, "cannot hash %s", path);
 }
 
 cap_code world_predicate_host_digest(char hex[65], cap_error *err) {
