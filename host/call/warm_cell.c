@@ -132,8 +132,8 @@ warm_outcome warm_cell_run(host *h, size_t cap_index, int assign_fd, json_t **re
   wait_result w = rc ? WAIT_CELL_FAILED : wait_for_call(&c, assign_fd, &assignment, err);
   if (w != WAIT_ASSIGNED) {
     json_decref(described);
-    /* Recycled or cancelled: the loader's own shutdown (no guest was ever
-     * loaded); a failed cell is only joined. */
+    /* Recycled or cancelled: a clean shutdown (the pre-loaded guest's, or
+     * the loader's when no guest was loaded); a failed cell is only joined. */
     bool clean = w == WAIT_RECYCLE || w == WAIT_CANCELLED;
     if (clean) cell_cancel_requested = 0;
     rc = cell_finish(&c, clean ? CAP_OK : err->code, err);
