@@ -10,7 +10,6 @@ Run as root: python3 bench/action_setup.py"""
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -23,11 +22,9 @@ WAYS = {"before (make deps && make)": "make deps && make",
 
 def main():
     base = worlds.BUILD / "rootfs-action-base"
-    if base.exists():
-        shutil.rmtree(base)
-    base.mkdir(parents=True)
-    subprocess.run(["debootstrap", "--variant=minbase", "--include=ca-certificates,git,make,sudo", "bookworm",
-                    str(base), "http://deb.debian.org/debian"], check=True, capture_output=True)
+    boot = worlds.debootstrap("bookworm", base)
+    if boot.returncode != 0:
+        sys.exit(f"debootstrap failed:\n{boot.stderr[-2000:]}")
     rows = []
     for way, command in WAYS.items():
         root = worlds.BUILD / "rootfs-action"
@@ -35,18 +32,14 @@ def main():
             shutil.rmtree(root)
         subprocess.run(["cp", "-a", str(base), str(root)], check=True)
         subprocess.run(["git", "clone", "-q", str(REPO), str(root / "src")], check=True)
-        extra_ca = Path("/usr/local/share/ca-certificates")
-        if extra_ca.is_dir():
-            shutil.copytree(extra_ca, root / "usr/local/share/ca-certificates", dirs_exist_ok=True)
-        cmd = ["bwrap", "--bind", str(root), "/", "--dev", "/dev", "--bind", "/proc", "/proc", "--ro-bind", "/sys",
-               "/sys", "--perms", "1777", "--tmpfs", "/tmp", "--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf",
-               "--unshare-ipc", "--die-with-parent",
-               "--cap-add", "ALL", "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-               "--setenv", "HOME", "/root", "--setenv", "LANG", "C.UTF-8", "--chdir", "/src", "/bin/bash", "-c",
-               "update-ca-certificates >/dev/null && apt-get update -qq && apt-get install -y -qq curl xz-utils >/dev/null && "
-               "ci/install-node.sh >/dev/null 2>&1 && "
-               "start=$(date +%s.%N) && ( " + command + " ) >/src/setup.log 2>&1 && end=$(date +%s.%N) && "
-               "echo \"$start $end\" && dpkg-query -W -f '${Installed-Size}\\n' | awk '{s+=$1} END {print s}'"]
+        worlds.bring_host_cas(root)
+        cmd = worlds.enter(
+            root,
+            "update-ca-certificates >/dev/null && apt-get update -qq && apt-get install -y -qq curl xz-utils >/dev/null && "
+            "ci/install-node.sh >/dev/null 2>&1 && "
+            "start=$(date +%s.%N) && ( " + command + " ) >/src/setup.log 2>&1 && end=$(date +%s.%N) && "
+            "echo \"$start $end\" && dpkg-query -W -f '${Installed-Size}\\n' | awk '{s+=$1} END {print s}'",
+            "/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             log = (root / "src" / "setup.log").read_text(errors="replace") if (root / "src" / "setup.log").exists() else ""

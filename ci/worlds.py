@@ -144,28 +144,53 @@ def as_ordinary_user(path):
         shutil.rmtree(base, ignore_errors=True)
 
 
-def rootfs_world(name):
-    """debootstrap a fresh Debian, clone the repository into it, and run the
-    README's two commands there."""
-    suite = SUITES[name]
+def debootstrap(suite, rootfs):
+    """A fresh minimal Debian `suite` in rootfs (made anew), with what a
+    clone and the README's commands need."""
     if not shutil.which("debootstrap"):
         subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "debootstrap"],
                        check=True, capture_output=True)
-    rootfs = BUILD / f"rootfs-{name}"
     if rootfs.exists():
-        shutil.rmtree(rootfs)  # fresh every time: that is the point of this world
+        shutil.rmtree(rootfs)  # fresh every time: that is the point of a world
     rootfs.mkdir(parents=True)
-    boot = subprocess.run(["debootstrap", "--variant=minbase", "--include=ca-certificates,git,make,sudo",
+    return subprocess.run(["debootstrap", "--variant=minbase", "--include=ca-certificates,git,make,sudo",
                            suite, str(rootfs), "http://deb.debian.org/debian"], capture_output=True, text=True)
-    if boot.returncode != 0:
-        return "debootstrap failed:\n" + boot.stdout[-3000:] + boot.stderr[-3000:] + "\n0 passed, 1 failed"
-    subprocess.run(["git", "clone", "-q", str(REPO), str(rootfs / "src")], check=True)
-    # The machine's own extra certificate authorities (an egress proxy's, on
-    # these machines) come along, as any user's machine has its own: without
-    # them npm and curl cannot reach the registries this machine reaches.
+
+
+def bring_host_cas(rootfs):
+    """The machine's own extra certificate authorities (an egress proxy's,
+    on these machines) come along, as any user's machine has its own:
+    without them npm and curl cannot reach the registries this machine
+    reaches."""
     extra_ca = Path("/usr/local/share/ca-certificates")
     if extra_ca.is_dir():
         shutil.copytree(extra_ca, rootfs / "usr/local/share/ca-certificates", dirs_exist_ok=True)
+
+
+def enter(rootfs, script, path, binds=(), env=()):
+    """The command that runs `script` (bash) as root in rootfs, from /src.
+    The host's own /proc, not a new one: the cells' bwrap mounts a fresh
+    proc in its user namespace, which the kernel allows only where the
+    proc it sees is fully visible (bwrap's --proc covers parts of it). A
+    private mount namespace and pivot_root, not a chroot: a chroot could
+    not create the cells' user namespaces."""
+    setenv = [a for k, v in (("PATH", path), ("HOME", "/root"), ("LANG", "C.UTF-8"), *env)
+              for a in ("--setenv", k, v)]
+    return ["bwrap", "--bind", str(rootfs), "/", "--dev", "/dev", "--bind", "/proc", "/proc",
+            "--ro-bind", "/sys", "/sys", "--perms", "1777", "--tmpfs", "/tmp", "--ro-bind", "/etc/resolv.conf",
+            "/etc/resolv.conf", *binds, "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--cap-add", "ALL",
+            "--clearenv", *setenv, "--chdir", "/src", "/bin/bash", "-c", script]
+
+
+def rootfs_world(name):
+    """debootstrap a fresh Debian, clone the repository into it, and run the
+    README's two commands there (the package worlds: package-world.sh)."""
+    rootfs = BUILD / f"rootfs-{name}"
+    boot = debootstrap(SUITES[name], rootfs)
+    if boot.returncode != 0:
+        return "debootstrap failed:\n" + boot.stdout[-3000:] + boot.stderr[-3000:] + "\n0 passed, 1 failed"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(rootfs / "src")], check=True)
+    bring_host_cas(rootfs)
     path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     # Debian 12's nodejs is 18, Debian 13's a shared build that reads its
     # built-in modules from /usr/share/nodejs (refused: RUNTIME_UNSUPPORTED),
@@ -177,17 +202,10 @@ def rootfs_world(name):
         (rootfs / "opt" / "node" / "bin").mkdir(parents=True, mode=0o755)  # bwrap would make it 0700
         binds = ["--ro-bind", str(node_bin(22)), "/opt/node/bin"]
         path = "/opt/node/bin:" + path
-    # The host's own /proc, not a new one: the cells' bwrap mounts a fresh
-    # proc in its user namespace, which the kernel allows only where the
-    # proc it sees is fully visible (bwrap's --proc covers parts of it).
-    cmd = ["bwrap", "--bind", str(rootfs), "/", "--dev", "/dev", "--bind", "/proc", "/proc",
-           "--ro-bind", "/sys", "/sys", "--perms", "1777", "--tmpfs", "/tmp", "--ro-bind", "/etc/resolv.conf",
-           "/etc/resolv.conf", *binds, "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--cap-add", "ALL", "--clearenv", "--setenv", "PATH", path,
-           "--setenv", "HOME", "/root", "--setenv", "CI", "true", "--setenv", "LANG", "C.UTF-8",
-           "--setenv", "NODE_EXTRA_CA_CERTS", "/etc/ssl/certs/ca-certificates.crt",
-           "--chdir", "/src", "/bin/bash", "-c", "update-ca-certificates >/dev/null && make deps && make test"]
-    if name in PACKAGE_WORLDS:
-        cmd[-1] = "ci/worlds/package-world.sh"
+    script = ("ci/worlds/package-world.sh" if name in PACKAGE_WORLDS
+              else "update-ca-certificates >/dev/null && make deps && make test")
+    cmd = enter(rootfs, script, path, binds,
+                env=(("CI", "true"), ("NODE_EXTRA_CA_CERTS", "/etc/ssl/certs/ca-certificates.crt")))
     p = subprocess.run(cmd, capture_output=True, text=True)
     out = p.stdout + p.stderr
     if name in PACKAGE_WORLDS:  # one check: the package's whole life
