@@ -13,7 +13,11 @@
 #                                the action's setup-node)
 set -euo pipefail
 build_only=false
-[ "${1:-}" = "--build" ] && build_only=true
+case "${1:-}" in
+  "") ;;
+  --build) build_only=true ;;
+  *) echo "install-deps: unknown argument $1; usage: ci/install-deps.sh [--build]" >&2; exit 2 ;;
+esac
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
