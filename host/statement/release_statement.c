@@ -9,6 +9,7 @@
 #include "digest.h"
 #include "signing_key.h"
 #include "statement.h"
+#include "statement_schema.h"
 #include "statement_write.h"
 #include "version.h"
 
@@ -29,6 +30,16 @@ static cap_code source_date_epoch(long long *out, cap_error *err) {
                     text ? text : "");
   *out = v;
   return CAP_OK;
+}
+
+/* The release predicate's values, for statement_schema_release's rows. */
+static json_t *release_value(const schema_row *row, void *ctx) {
+  switch (row->from) {
+    case SRC_PRODUCT: return json_string("dsh-capsule");
+    case SRC_HOST_VERSION: return json_string(CAPSULE_VERSION);
+    case SRC_SOURCE_DATE_EPOCH: return json_integer(*(const long long *)ctx);
+    default: return NULL; /* not a release source: the build names the row */
+  }
 }
 
 cap_code release_statement_write(const char *file, const char *dir, const char *key_path, json_t **report,
@@ -54,11 +65,15 @@ cap_code release_statement_write(const char *file, const char *dir, const char *
   }
   json_t *subjects = json_array(), *files = json_array();
   statement_add_subject(subjects, name, hex);
-  json_t *predicate = json_pack("{s:s,s:s,s:I}", "product", "dsh-capsule", "version", CAPSULE_VERSION,
-                                "sourceDateEpoch", (json_int_t)epoch);
+  json_t *predicate = NULL;
   char payload_hex[SHA256_HEX_LEN + 1];
-  cap_code rc = statement_write_one(dirfd, name, statement_new(subjects, RELEASE_PREDICATE_TYPE, predicate),
-                                    have_key ? &key : NULL, files, payload_hex, err);
+  cap_code rc = statement_schema_build(statement_schema_release, release_value, &epoch, "release predicate",
+                                       &predicate, err);
+  if (!rc)
+    rc = statement_write_one(dirfd, name, statement_new(subjects, RELEASE_PREDICATE_TYPE, predicate),
+                             have_key ? &key : NULL, files, payload_hex, err);
+  else
+    json_decref(subjects);
   close(dirfd);
   if (!rc) {
     *report =

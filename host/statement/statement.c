@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "digest.h"
+#include "statement_schema.h"
 #include "statement_values.h"
 #include "strict_json.h"
 
@@ -109,8 +110,8 @@ static void diff(const char *path, const json_t *a, const json_t *b, json_t *dri
 
 void statement_world_drift(const json_t *attested, const json_t *now, json_t *drift) {
   json_t *a = json_deep_copy(attested), *b = json_deep_copy(now);
-  json_object_del(a, "observed");
-  json_object_del(b, "observed");
+  for (const schema_row *r = statement_schema_world; r->path; r++)
+    if (!r->compared) statement_schema_remove(a, r->path), statement_schema_remove(b, r->path);
   diff("", a, b, drift);
   json_decref(a);
   json_decref(b);

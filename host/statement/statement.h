@@ -33,7 +33,8 @@ cap_code statement_names_subject(const json_t *statement, const char *name, cons
                                  cap_error *err);
 
 /* The fields of a world predicate that must not change for the world to
- * be the one attested: everything but "observed". Appends to drift the
+ * be the one attested: every row of statement_schema_world that is compared (all
+ * but "observed"), and any field no row names. Appends to drift the
  * path of each field that differs ("node.sha256", "bwrap.path", ...). */
 void statement_world_drift(const json_t *attested, const json_t *now, json_t *drift);
 

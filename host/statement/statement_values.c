@@ -8,114 +8,13 @@
 #include "digest.h"
 #include "file_uri.h"
 #include "safe_open.h"
+#include "statement_schema.h"
 #include "statement_types.h"
-
-typedef enum {
-  V_OBJECT,        /* an object holding exactly the fields its rows name ("*": any name) */
-  V_ARRAY,         /* an array; its elements are the row PATH/[] */
-  V_SHA256,        /* 64 lowercase hex digits */
-  V_ABS_PATH,      /* a lexically normal absolute path */
-  V_TEXT,          /* a string with no control character (may be empty) */
-  V_NAME,          /* a V_TEXT that is not empty */
-  V_BOOL,          /* true or false */
-  V_COUNT,         /* an integer from 0 to 2^53 */
-  V_COUNT_OR_NULL, /* a V_COUNT or null (no limit) */
-  V_TIME,          /* RFC 3339 in UTC: 2026-12-03T16:00:00Z, fraction allowed */
-  V_FILE_URI,      /* exactly what file_uri writes for an absolute path */
-  V_NODE_VERSION,  /* v20.20.2, with a pre-release or build suffix allowed */
-  V_SCOPE,         /* "denied" or "allowed" */
-  V_CODE,          /* a stable error code of docs/ERRORS.md */
-  V_ANY,           /* not checked here (the "observed" part, never compared) */
-} value_kind;
-
-typedef struct {
-  const char *path; /* "/" between names, "*" for any name, "[]" for an element */
-  value_kind kind;
-  bool required;
-} value_row;
-
-/* RFC 13's execution-world predicate. */
-static const value_row world_rows[] = {
-    {"capsuleHost", V_OBJECT, true},
-    {"capsuleHost/version", V_NAME, true},
-    {"capsuleHost/sha256", V_SHA256, true},
-    {"capsuleHost/launcherSha256", V_SHA256, true},
-    {"capsuleHost/probeSha256", V_SHA256, true},
-    {"node", V_OBJECT, true},
-    {"node/version", V_NODE_VERSION, true},
-    {"node/path", V_ABS_PATH, true},
-    {"node/sha256", V_SHA256, true},
-    {"node/sharedObjects", V_ARRAY, true},
-    {"node/sharedObjects/[]", V_OBJECT, true},
-    {"node/sharedObjects/[]/dest", V_ABS_PATH, true},
-    {"node/sharedObjects/[]/path", V_ABS_PATH, true},
-    {"node/sharedObjects/[]/sha256", V_SHA256, true},
-    {"bwrap", V_OBJECT, true},
-    {"bwrap/path", V_ABS_PATH, true},
-    {"bwrap/sha256", V_SHA256, true},
-    {"cell", V_OBJECT, true},
-    {"cell/execPath", V_ABS_PATH, true},
-    {"cell/permissionModel", V_BOOL, true},
-    {"cell/permissionScopes", V_OBJECT, false}, /* stated since Node 26's worlds */
-    {"cell/permissionScopes/*", V_SCOPE, true},
-    {"nodeFlags", V_OBJECT, true},
-    {"nodeFlags/permission", V_TEXT, true},
-    {"nodeFlags/disableSigusr1", V_BOOL, true},
-    {"nodeFlags/noAddons", V_BOOL, true},
-    {"cellLoaderSha256", V_SHA256, true},
-    {"seccompSha256", V_SHA256, true},
-    {"ceilings", V_OBJECT, true},
-    {"ceilings/*", V_OBJECT, true},
-    {"ceilings/*/limit", V_COUNT_OR_NULL, false},
-    {"ceilings/*/mechanism", V_NAME, true},
-    {"ceilings/*/nodeReservedBytes", V_COUNT, false},
-    {"ceilings/*/used", V_BOOL, false},
-    {"cellWorld", V_OBJECT, true},
-    {"cellWorld/hostname", V_NAME, true},
-    {"cellWorld/devWritable", V_BOOL, true},
-    {"observed", V_OBJECT, true},
-    {"observed/*", V_ANY, true},
-    {NULL, V_ANY, false},
-};
-
-/* RFC 13's verification summary (SLSA VSA v1, as this host writes it). */
-static const value_row summary_rows[] = {
-    {"verifier", V_OBJECT, true},
-    {"verifier/id", V_NAME, true},
-    {"verifier/version", V_OBJECT, true},
-    {"verifier/version/capsule-host", V_NAME, true},
-    {"verifier/version/capsule-host.sha256", V_SHA256, true},
-    {"timeVerified", V_TIME, true},
-    {"resourceUri", V_FILE_URI, true},
-    {"policy", V_OBJECT, true},
-    {"policy/uri", V_FILE_URI, true},
-    {"policy/digest", V_OBJECT, true},
-    {"policy/digest/sha256", V_SHA256, true},
-    {"inputAttestations", V_ARRAY, false}, /* absent when no world was attested */
-    {"inputAttestations/[]", V_OBJECT, true},
-    {"inputAttestations/[]/uri", V_FILE_URI, true},
-    {"inputAttestations/[]/digest", V_OBJECT, true},
-    {"inputAttestations/[]/digest/sha256", V_SHA256, true},
-    {"verificationResult", V_NAME, true},
-    {"verifiedLevels", V_ARRAY, true},
-    {"verifiedLevels/[]", V_NAME, true},
-    {"failure", V_OBJECT, false}, /* exactly when FAILED */
-    {"failure/code", V_CODE, true},
-    {"failure/message", V_TEXT, true},
-    {NULL, V_ANY, false},
-};
-
-/* RFC 13's release statement (make dist, capsule-host sign-release). */
-static const value_row release_rows[] = {
-    {"product", V_NAME, true},
-    {"version", V_NAME, true},
-    {"sourceDateEpoch", V_COUNT, true},
-    {NULL, V_ANY, false},
-};
 
 static const char *const kind_text[] = {
     [V_OBJECT] = "an object",
     [V_ARRAY] = "an array",
+    [V_NAMES] = "an array of distinct non-empty strings with no control character",
     [V_SHA256] = "a sha256: 64 lowercase hex digits",
     [V_ABS_PATH] = "a normal absolute path",
     [V_TEXT] = "a string with no control character",
@@ -199,12 +98,25 @@ static bool is_count(const json_t *v) {
   return json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= MAX_SAFE;
 }
 
+static bool distinct_names(const json_t *v) {
+  size_t i, j;
+  json_t *a, *b;
+  if (!json_is_array(v)) return false;
+  json_array_foreach(v, i, a) {
+    const char *s = json_string_value(a);
+    if (!s || !*s || !printable(s)) return false;
+    json_array_foreach(v, j, b) if (j < i && strcmp(s, json_string_value(b)) == 0) return false;
+  }
+  return true;
+}
+
 static bool value_fits(const json_t *v, value_kind kind) {
   const char *s = json_string_value(v);
   char path[4200];
   switch (kind) {
     case V_OBJECT: return json_is_object(v);
     case V_ARRAY: return json_is_array(v);
+    case V_NAMES: return distinct_names(v);
     case V_SHA256: return s && digest_is_sha256_hex(s);
     case V_ABS_PATH: return s && strlen(s) <= 4096 && printable(s) && so_is_plain_absolute(s);
     case V_TEXT: return s && printable(s);
@@ -222,8 +134,8 @@ static bool value_fits(const json_t *v, value_kind kind) {
   return false;
 }
 
-static const value_row *row_for(const value_row *rows, const char *pattern) {
-  for (const value_row *r = rows; r->path; r++)
+static const schema_row *row_for(const schema_row *rows, const char *pattern) {
+  for (const schema_row *r = rows; r->path; r++)
     if (strcmp(r->path, pattern) == 0) return r;
   return NULL;
 }
@@ -234,10 +146,10 @@ static bool join(char *out, size_t size, const char *parent, const char *name) {
   return n >= 0 && (size_t)n < size;
 }
 
-static cap_code check(const value_row *rows, const json_t *v, const char *pattern, const char *where,
+static cap_code check(const schema_row *rows, const json_t *v, const char *pattern, const char *where,
                       cap_error *err);
 
-static cap_code check_object(const value_row *rows, const json_t *v, const char *pattern, const char *where,
+static cap_code check_object(const schema_row *rows, const json_t *v, const char *pattern, const char *where,
                              cap_error *err) {
   char child_pattern[256], child_where[512], any[256];
   const char *key;
@@ -253,7 +165,7 @@ static cap_code check_object(const value_row *rows, const json_t *v, const char 
   }
   /* Every required field of this object. */
   size_t plen = strlen(pattern);
-  for (const value_row *r = rows; r->path; r++) {
+  for (const schema_row *r = rows; r->path; r++) {
     if (!r->required || (plen && (strncmp(r->path, pattern, plen) != 0 || r->path[plen] != '/'))) continue;
     const char *name = plen ? r->path + plen + 1 : r->path; /* within the row's path: its prefix matched */
     if (strchr(name, '/') || strcmp(name, "*") == 0 || strcmp(name, "[]") == 0) continue;
@@ -262,9 +174,9 @@ static cap_code check_object(const value_row *rows, const json_t *v, const char 
   return CAP_OK;
 }
 
-static cap_code check(const value_row *rows, const json_t *v, const char *pattern, const char *where,
+static cap_code check(const schema_row *rows, const json_t *v, const char *pattern, const char *where,
                       cap_error *err) {
-  const value_row *r = row_for(rows, pattern);
+  const schema_row *r = row_for(rows, pattern);
   if (!r || !value_fits(v, r->kind)) {
     const char *s = json_string_value(v);
     return invalid(err, "%.200s is %s%.120s%s: it must be %s", where, s ? "\"" : "",
@@ -346,17 +258,9 @@ static cap_code check_summary_rules(const json_t *p, cap_error *err) {
 }
 
 cap_code statement_values_check_subjects(const json_t *subjects, cap_error *err) {
-  static const value_row rows[] = {
-      {"subject", V_ARRAY, true},
-      {"subject/[]", V_OBJECT, true},
-      {"subject/[]/name", V_NAME, true},
-      {"subject/[]/digest", V_OBJECT, true},
-      {"subject/[]/digest/sha256", V_SHA256, true},
-      {NULL, V_ANY, false},
-  };
   if (!json_is_array(subjects) || json_array_size(subjects) == 0)
     return invalid(err, "%s", "a statement names at least one subject");
-  if (check(rows, subjects, "subject", "subject", err)) return err->code;
+  if (check(statement_schema_subject, subjects, "subject", "subject", err)) return err->code;
   size_t i, j;
   json_t *a, *b;
   json_array_foreach(subjects, i, a) json_array_foreach(subjects, j, b) {
@@ -372,7 +276,9 @@ cap_code statement_values_check_predicate(const char *predicate_type, const json
                                           cap_error *err) {
   bool world = strcmp(predicate_type, WORLD_PREDICATE_TYPE) == 0;
   bool summary = strcmp(predicate_type, VSA_PREDICATE_TYPE) == 0;
-  const value_row *rows = world ? world_rows : summary ? summary_rows : release_rows;
+  const schema_row *rows = world     ? statement_schema_world
+                           : summary ? statement_schema_summary
+                                     : statement_schema_release;
   if (!json_is_object(predicate)) return invalid(err, "%s", "predicate must be a JSON object");
   if (check_numbers(predicate, "predicate", err) || check_object(rows, predicate, "", "predicate", err))
     return err->code;

@@ -1,10 +1,10 @@
 /* The values a signed statement carries, checked against the schema RFC 13
  * defines (issue 47.2: verify used to check a summary's field names, not
- * their values). One table per predicate: each row is a field's path, the
- * kind of value it holds, and whether it is required; an object holds
- * exactly the fields its rows name. Then the rules between fields (a
- * summary's result, levels and failure agree). Pure: JSON in, a verdict
- * out. */
+ * their values). The rows are statement_schema.c's, the ones the writers
+ * build from: each names a field's path, the kind of value it holds, and
+ * whether it is required; an object holds exactly the fields its rows
+ * name. Then the rules between fields (a summary's result, levels and
+ * failure agree). Pure: JSON in, a verdict out. */
 #ifndef STATEMENT_VALUES_H
 #define STATEMENT_VALUES_H
 

@@ -19,6 +19,7 @@
 #include "safe_open.h"
 #include "signing_key.h"
 #include "statement.h"
+#include "statement_schema.h"
 #include "version.h"
 #include "world_predicate.h"
 
@@ -87,33 +88,54 @@ static void now_rfc3339(char out[32]) {
   strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* The SLSA VSA v1 predicate: verifiedLevels names the result ("FAILED"
- * when the capsule was refused, as SlsaResult has it); inputAttestations
- * is absent when no world was attested; every uri is an absolute,
- * percent-encoded file:// URI. */
-static json_t *vsa_predicate(const host *h, const loaded_capsule *cap, const char *self, const char *dir,
-                             const char *world_hex, cap_code outcome, const cap_error *why) {
+/* What a summary's writer reads. */
+typedef struct {
+  const host *h;
+  const char *self, *world_hex, *when;
+  const char *resource, *policy_uri, *world_uri;
+  cap_code outcome;
+  const cap_error *why;
+} summary_sources;
+
+/* SlsaResult's vocabulary: verifiedLevels names the result, "FAILED" when
+ * the capsule was refused; inputAttestations is absent when no world was
+ * attested; every uri is an absolute, percent-encoded file:// URI. */
+static json_t *summary_value(const schema_row *row, void *ctx) {
+  const summary_sources *s = ctx;
+  switch (row->from) {
+    case SRC_VERIFIER_ID: return json_string(VSA_VERIFIER_ID);
+    case SRC_HOST_VERSION: return json_string(CAPSULE_VERSION);
+    case SRC_HOST_SHA256: return json_string(s->self);
+    case SRC_TIME_NOW: return json_string(s->when);
+    case SRC_RESOURCE_URI: return json_string(s->resource);
+    case SRC_POLICY_URI: return json_string(s->policy_uri);
+    case SRC_POLICY_SHA256: return json_string(s->h->cfg.sha256);
+    case SRC_INPUT_ATTESTATIONS:
+      return s->world_hex[0]
+                 ? json_pack("[{s:s,s:{s:s}}]", "uri", s->world_uri, "digest", "sha256", s->world_hex)
+                 : NULL;
+    case SRC_RESULT: return json_string(s->outcome ? "FAILED" : "PASSED");
+    case SRC_LEVELS: return json_pack("[s]", s->outcome ? "FAILED" : "DSH_CAPSULE_ADMITTED_V1");
+    case SRC_FAILURE_CODE: return s->outcome ? json_string(cap_code_name(s->outcome)) : NULL;
+    case SRC_FAILURE_MESSAGE: return s->outcome ? json_string(s->why ? s->why->message : "") : NULL;
+    default: return NULL; /* not a summary source: the build names the row */
+  }
+}
+
+/* The SLSA VSA v1 predicate, from statement_schema_summary's rows. */
+static cap_code vsa_predicate(const host *h, const loaded_capsule *cap, const char *self, const char *dir,
+                              const char *world_hex, cap_code outcome, const cap_error *why, json_t **out,
+                              cap_error *err) {
   char when[32], resource[8192], policy_uri[8192], world_path[4200], world_uri[8192];
   now_rfc3339(when);
   int n = snprintf(world_path, sizeof world_path, "%s/world.intoto.json", dir);
   if (!file_uri(cap->cfg->bundle ? cap->cfg->bundle : cap->cfg->root, resource, sizeof resource) ||
       !file_uri(h->cfg.path, policy_uri, sizeof policy_uri) || n < 0 || (size_t)n >= sizeof world_path ||
       !file_uri(world_path, world_uri, sizeof world_uri))
-    return NULL;
-  json_t *p = json_pack(
-      "{s:{s:s,s:{s:s,s:s}},s:s,s:s,s:{s:s,s:{s:s}},s:s,s:[s]}", "verifier", "id", VSA_VERIFIER_ID, "version",
-      "capsule-host", CAPSULE_VERSION, "capsule-host.sha256", self, "timeVerified", when, "resourceUri",
-      resource, "policy", "uri", policy_uri, "digest", "sha256", h->cfg.sha256, "verificationResult",
-      outcome ? "FAILED" : "PASSED", "verifiedLevels", outcome ? "FAILED" : "DSH_CAPSULE_ADMITTED_V1");
-  if (!p) return NULL;
-  if (world_hex[0])
-    json_object_set_new(p, "inputAttestations",
-                        json_pack("[{s:s,s:{s:s}}]", "uri", world_uri, "digest", "sha256", world_hex));
-  if (outcome)
-    json_object_set_new(
-        p, "failure",
-        json_pack("{s:s,s:s}", "code", cap_code_name(outcome), "message", why ? why->message : ""));
-  return p;
+    return cap_fail(err, CAP_E_INTERNAL, "the verification summary cannot be built: a path is too long");
+  summary_sources s = {h, self, world_hex, when, resource, policy_uri, world_uri, outcome, why};
+  return statement_schema_build(statement_schema_summary, summary_value, &s, "verification summary", out,
+                                err);
 }
 
 /* The statement directory, created if missing, never through a link: its
@@ -211,12 +233,14 @@ cap_code statement_write_to(host *h, const char *dir, const signing_key *key, ca
       json_decref(subjects);
       continue;
     }
-    json_t *p = vsa_predicate(h, cap, self, dir, world_hex, outcome, why);
+    json_t *p = NULL;
     snprintf(stem, sizeof stem, "vsa-%s", id);
-    rc = p ? statement_write_one(dirfd, stem, statement_new(subjects, VSA_PREDICATE_TYPE, p), key, files, hex,
-                                 err)
-           : cap_fail(err, CAP_E_INTERNAL, "the verification summary cannot be built");
-    if (!p) json_decref(subjects);
+    rc = vsa_predicate(h, cap, self, dir, world_hex, outcome, why, &p, err);
+    if (!rc)
+      rc = statement_write_one(dirfd, stem, statement_new(subjects, VSA_PREDICATE_TYPE, p), key, files, hex,
+                               err);
+    else
+      json_decref(subjects);
   }
   close(dirfd);
   if (rc) {

@@ -11,6 +11,7 @@
 #include "runtime_scan.h"
 #include "safe_open.h"
 #include "statement.h"
+#include "statement_schema.h"
 #include "version.h"
 
 /* Files this large are not hashed (no runtime file is). */
@@ -31,57 +32,64 @@ cap_code world_predicate_host_digest(char hex[65], cap_error *err) {
   return ok ? CAP_OK : cap_fail(err, CAP_E_INTERNAL, "cannot hash the capsule-host binary");
 }
 
-static json_t *pinned_file(const char *path, const char *hex) {
-  return json_pack("{s:s,s:s}", "path", path, "sha256", hex);
+/* What the world writer reads: the host, its attestation report, and the
+ * digests of the files it pins, taken once. */
+typedef struct {
+  const host *h;
+  const json_t *report;
+  char self[65], node[65], bwrap[65], launcher[65], probe[65];
+  json_t *shared_objects;
+} world_sources;
+
+static cap_code hash_sources(const host *h, world_sources *w, cap_error *err) {
+  /* capsule-launcher and capsule-probe run in every cell's start: trusted
+   * code beside capsule-host, pinned like it. */
+  if (world_predicate_host_digest(w->self, err) || file_digest(h->node.executable.path, w->node, err) ||
+      file_digest(h->bwrap.path, w->bwrap, err) || file_digest(h->launcher, w->launcher, err) ||
+      file_digest(h->probe, w->probe, err))
+    return err->code;
+  w->shared_objects = json_array();
+  for (size_t i = 0; i < h->node.object_count; i++) {
+    const shared_object *o = &h->node.objects[i];
+    char so[65];
+    if (file_digest(o->source.path, so, err)) return err->code;
+    json_array_append_new(w->shared_objects,
+                          json_pack("{s:s,s:s,s:s}", "dest", o->dest, "path", o->source.path, "sha256", so));
+  }
+  return CAP_OK;
+}
+
+/* Statement files name no host path by accident: the paths below are the
+ * ones the host resolved, which a reviewer must see to know which Node ran. */
+static json_t *world_value(const schema_row *row, void *ctx) {
+  const world_sources *w = ctx;
+  switch (row->from) {
+    case SRC_REPORT: return json_incref(statement_schema_at(w->report, row->report));
+    case SRC_HOST_VERSION: return json_string(CAPSULE_VERSION);
+    case SRC_HOST_SHA256: return json_string(w->self);
+    case SRC_LAUNCHER_SHA256: return json_string(w->launcher);
+    case SRC_PROBE_SHA256: return json_string(w->probe);
+    case SRC_NODE_VERSION: return json_string(w->h->node_version);
+    case SRC_NODE_PATH: return json_string(w->h->node.executable.path);
+    case SRC_NODE_SHA256: return json_string(w->node);
+    case SRC_NODE_SHARED_OBJECTS: return json_incref(w->shared_objects);
+    case SRC_BWRAP_PATH: return json_string(w->h->bwrap.path);
+    case SRC_BWRAP_SHA256: return json_string(w->bwrap);
+    case SRC_NODE_IDENTITY: return runtime_identity_json(&w->h->node.executable);
+    case SRC_BWRAP_IDENTITY: return runtime_identity_json(&w->h->bwrap);
+    default: return NULL; /* not a world source: the build names the row */
+  }
 }
 
 cap_code world_predicate(const host *h, json_t **predicate, cap_error *err) {
   *predicate = NULL;
-  const json_t *r = h->attestation;
-  if (!r) return cap_fail(err, CAP_E_INTERNAL, "the world is not attested yet");
-  char self[65], node[65], bwrap[65], so[65], launcher[65], probe[65];
-  /* capsule-launcher and capsule-probe run in every cell's start: trusted
-   * code beside capsule-host, pinned like it. */
-  if (world_predicate_host_digest(self, err) || file_digest(h->node.executable.path, node, err) ||
-      file_digest(h->bwrap.path, bwrap, err) || file_digest(h->launcher, launcher, err) ||
-      file_digest(h->probe, probe, err))
-    return err->code;
-  json_t *objects = json_array();
-  for (size_t i = 0; i < h->node.object_count; i++) {
-    const shared_object *o = &h->node.objects[i];
-    if (file_digest(o->source.path, so, err)) {
-      json_decref(objects);
-      return err->code;
-    }
-    json_array_append_new(objects,
-                          json_pack("{s:s,s:s,s:s}", "dest", o->dest, "path", o->source.path, "sha256", so));
-  }
-  const json_t *host_view = json_object_get(r, "host"), *cell = json_object_get(r, "cell");
-  *predicate = json_pack(
-      "{s:{s:s,s:s,s:s,s:s},s:{s:s,s:s,s:s,s:o},s:o,s:{s:O,s:O},s:O,s:O,s:O,s:O,s:O,"
-      "s:{s:{s:O,s:O,s:O,s:O},s:{s:o,s:o},s:O,s:O,s:O}}",
-      "capsuleHost", "version", CAPSULE_VERSION, "sha256", self, "launcherSha256", launcher, "probeSha256",
-      probe, "node", "version", h->node_version, "path", h->node.executable.path, "sha256", node,
-      "sharedObjects", objects, "bwrap", pinned_file(h->bwrap.path, bwrap), "cell", "execPath",
-      json_object_get(cell, "execPath"), "permissionModel", json_object_get(cell, "permissionModel"),
-      "nodeFlags", json_object_get(r, "nodeFlags"), "cellLoaderSha256",
-      json_object_get(r, "cellLoaderSha256"), "seccompSha256", json_object_get(r, "seccompSha256"),
-      "ceilings", json_object_get(r, "ceilings"), "cellWorld", json_object_get(r, "cellWorld"), "observed",
-      "host", "mountNamespace", json_object_get(host_view, "mountNamespace"), "root",
-      json_object_get(host_view, "root"), "uid", json_object_get(host_view, "uid"), "gid",
-      json_object_get(host_view, "gid"), "identities", "node", runtime_identity_json(&h->node.executable),
-      "bwrap", runtime_identity_json(&h->bwrap), "cell", cell, "cellNamespaces",
-      json_object_get(r, "namespaces"), "startupSnapshot", json_object_get(r, "startupSnapshot"));
-  if (!*predicate) return cap_fail(err, CAP_E_INTERNAL, "the world predicate cannot be built");
-  json_object_set(json_object_get(*predicate, "observed"), "kernelAbi",
-                  json_object_get(host_view, "kernelAbi"));
-  /* What this Node line's permission model refuses (measured in the cell):
-   * compared as part of the world, as the Node binary already is. */
-  json_object_set(json_object_get(*predicate, "cell"), "permissionScopes",
-                  json_object_get(cell, "permissionScopes"));
-  /* Statement files name no host path by accident: these are the paths the
-   * host resolved, which a reviewer must see to know which Node ran. */
-  return CAP_OK;
+  if (!h->attestation) return cap_fail(err, CAP_E_INTERNAL, "the world is not attested yet");
+  world_sources w = {.h = h, .report = h->attestation};
+  cap_code rc = hash_sources(h, &w, err);
+  if (!rc)
+    rc = statement_schema_build(statement_schema_world, world_value, &w, "world predicate", predicate, err);
+  json_decref(w.shared_objects);
+  return rc;
 }
 
 void world_predicate_capsule_subjects_as(const loaded_capsule *cap, const char *id, json_t *subjects) {
