@@ -566,3 +566,36 @@ def test_serve_restates_the_world_when_its_snapshot_is_adopted(lab, sigstore):
         assert sigstore(f, pub) == {"ok": True}, f.name
     assert s.close() == 0
     assert lab.leftovers() == [] and cell_processes() == []
+
+
+def dsse_sign(key, payload):
+    """A DSSE envelope over payload, Ed25519 over its PAE (OpenSSL)."""
+    kind = "application/vnd.in-toto+json"
+    pae = b"DSSEv1 %d %s %d %s" % (len(kind), kind.encode(), len(payload), payload)
+    return {"payloadType": kind, "payload": base64.b64encode(payload).decode(),
+            "signatures": [{"keyid": "", "sig": base64.b64encode(sign_raw(key, pae, "ed25519")).decode()}]}
+
+
+def test_the_world_states_the_namespaces_each_cell_holds_and_verify_compares_them(lab):
+    """Issue 51: cellWorld.namespaces, a world field added as one schema row
+    and its source. It names the kinds of namespace the cell was measured
+    not to share with the host; a world signed with one fewer (a cell that
+    shared the host's network) is not this world."""
+    key, pub, _ = keygen(lab)
+    _, _, entry = lab.capsule(guest="echo")
+    config = lab.config([entry])
+    res, out = attest(lab, config, key)
+    assert res.rc == 0, res
+    statement = json.loads((out / "world.intoto.json").read_text())
+    world = statement["predicate"]
+    assert world["cellWorld"]["namespaces"] == ["ipc", "mnt", "net", "pid", "user", "uts"]
+    assert world["cellWorld"]["namespaces"] == sorted(world["observed"]["cellNamespaces"])
+    same = lab.run("verify", out / "world.dsse.json", "--key", pub, "--config", config)
+    assert same.rc == 0, same
+    world["cellWorld"]["namespaces"].remove("net")
+    forged = lab.tmp / "shared-net.dsse.json"
+    forged.write_text(json.dumps(dsse_sign(key, json.dumps(statement, sort_keys=True,
+                                                           separators=(",", ":")).encode())))
+    res = lab.run("verify", forged, "--key", pub, "--config", config)
+    assert res.rc == 1 and res.json["error"]["code"] == "WORLD_DRIFT", res
+    assert "cellWorld.namespaces" in res.json["error"]["message"], res

@@ -280,7 +280,8 @@ def main():
              "ceilings": {"memoryBytes": {"limit": 1073741824, "mechanism": "RLIMIT_DATA", "nodeReservedBytes": 0},
                           "threads": {"limit": None, "mechanism": "no count"},
                           "cgroup": {"mechanism": "none", "used": False}},
-             "cellWorld": {"hostname": "capsule", "devWritable": False},
+             "cellWorld": {"hostname": "capsule", "devWritable": False,
+                           "namespaces": ["ipc", "mnt", "net", "pid", "user", "uts"]},
              "observed": {"host": {"uid": 0, "root": {"dev": 65024, "ino": "2"}}}}
         for path, value in patch.items():
             *parents, last = path.split("__")
@@ -306,6 +307,8 @@ def main():
          {"cell__permissionScopes": {"net": "maybe"}}),
         ("world-node-version-word", "node.version is not a Node version", "node.version",
          {"node__version": "latest"}),
+        ("world-namespace-named-twice", "a namespace of the cell is named twice", "cellWorld.namespaces",
+         {"cellWorld__namespaces": ["mnt", "net", "mnt"]}),
         ("world-observed-number-past-2-53", "an observed inode number past 2^53 (it must be a decimal string)",
          "2^53", {"observed": {"host": {"root": {"ino": 2 ** 60}}}}),
     ]:

@@ -48,6 +48,7 @@ const schema_row statement_schema_world[] = {
     {"cellWorld", V_OBJECT, REQUIRED, COMPARED, SRC_NONE, NULL},
     {"cellWorld/hostname", V_NAME, REQUIRED, COMPARED, FROM("cellWorld/hostname")},
     {"cellWorld/devWritable", V_BOOL, REQUIRED, COMPARED, FROM("cellWorld/devWritable")},
+    {"cellWorld/namespaces", V_NAMES, OPTIONAL, COMPARED, SRC_CELL_OWN_NAMESPACES, NULL},
     {"observed", V_OBJECT, REQUIRED, OBSERVED, SRC_NONE, NULL},
     {"observed/host", V_OBJECT, OPTIONAL, OBSERVED, SRC_NONE, NULL},
     {"observed/host/mountNamespace", V_ANY, OPTIONAL, OBSERVED, FROM("host/mountNamespace")},

@@ -51,6 +51,7 @@ typedef enum {
   SRC_NODE_SHARED_OBJECTS, /* each object mounted beside it: dest, path, digest */
   SRC_BWRAP_PATH,          /* the bwrap the host resolved */
   SRC_BWRAP_SHA256,        /* its digest */
+  SRC_CELL_OWN_NAMESPACES, /* the namespaces the cell was measured not to share with the host */
   SRC_NODE_IDENTITY,       /* Node by device, inode and mtime */
   SRC_BWRAP_IDENTITY,      /* bwrap by device, inode and mtime */
   SRC_VERIFIER_ID,         /* VSA_VERIFIER_ID */

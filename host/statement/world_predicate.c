@@ -59,6 +59,24 @@ static cap_code hash_sources(const host *h, world_sources *w, cap_error *err) {
   return CAP_OK;
 }
 
+/* The kinds of namespace the cell was measured to hold of its own (the
+ * report's "namespaces": each one's id differed from the host's), sorted. */
+static json_t *own_namespaces(const json_t *report) {
+  const char *kinds[16];
+  size_t n = 0;
+  const char *kind;
+  json_t *id;
+  json_object_foreach((json_t *)json_object_get(report, "namespaces"), kind, id) {
+    if (n == sizeof kinds / sizeof *kinds) return NULL;
+    size_t at = n++;
+    for (; at > 0 && strcmp(kinds[at - 1], kind) > 0; at--) kinds[at] = kinds[at - 1];
+    kinds[at] = kind;
+  }
+  json_t *list = json_array();
+  for (size_t i = 0; i < n; i++) json_array_append_new(list, json_string(kinds[i]));
+  return list;
+}
+
 /* Statement files name no host path by accident: the paths below are the
  * ones the host resolved, which a reviewer must see to know which Node ran. */
 static json_t *world_value(const schema_row *row, void *ctx) {
@@ -75,6 +93,7 @@ static json_t *world_value(const schema_row *row, void *ctx) {
     case SRC_NODE_SHARED_OBJECTS: return json_incref(w->shared_objects);
     case SRC_BWRAP_PATH: return json_string(w->h->bwrap.path);
     case SRC_BWRAP_SHA256: return json_string(w->bwrap);
+    case SRC_CELL_OWN_NAMESPACES: return own_namespaces(w->report);
     case SRC_NODE_IDENTITY: return runtime_identity_json(&w->h->node.executable);
     case SRC_BWRAP_IDENTITY: return runtime_identity_json(&w->h->bwrap);
     default: return NULL; /* not a world source: the build names the row */
