@@ -170,7 +170,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       s.shutting_down = true;
     } else if (len > 9 && memcmp(p, "#verdict ", 9) == 0) {
       json_t *verdict = json_loadb(p + 9, len - 9, 0, NULL);
-      if (verdict) json_decref(mcp_call_result(verdict, len % 2));
+      verdict_reading v;
+      verdict_read(verdict, VERDICT_RESULT, &v);
+      if (verdict) json_decref(mcp_call_result(&v, len % 2));
       json_decref(verdict);
     } else if (len <= (size_t)h->cfg.limits.max_frame_bytes) {
       /* serve discards a longer line before dispatch (FRAME_TOO_LARGE). */

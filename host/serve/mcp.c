@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admit/capsule.h"
 #include "admit/config.h"
 #include "call/call.h"
 #include "call/verdict.h"
@@ -156,13 +157,14 @@ static void handle_call(server *s, const mcp_request *r) {
     /* A second request under a live id would make its answer and any
      * cancel ambiguous: the spec forbids reusing it. */
     return refuse(s, r, JSONRPC_INVALID_REQUEST, "request id already in use by a call in flight", NULL);
-  if (!call_find_tool(s->h, name, NULL)) {
+  loaded_capsule *cap = NULL;
+  if (!call_find_tool(s->h, name, &cap)) {
     char msg[160];
     snprintf(msg, sizeof msg, "Unknown tool: %.100s", name);
     return refuse(s, r, JSONRPC_INVALID_PARAMS, msg, "TOOL_NOT_FOUND");
   }
   call_origin origin = {r->progress_token, r->era == ERA_MODERN};
-  scheduler_admit(s, r->id, name, args, &origin);
+  scheduler_admit(s, r->id, name, (size_t)(cap - s->h->caps), args, &origin);
 }
 
 static void handle_prompts_get(server *s, const mcp_request *r) {
@@ -330,12 +332,11 @@ static void send_progress(server *s, const json_t *token, int progress, const ch
                    "params", "progressToken", token, "progress", progress, "total", 2, "message", message));
 }
 
-json_t *mcp_call_result(const json_t *job, bool modern) {
+json_t *mcp_call_result(const verdict_reading *v, bool modern) {
   json_t *res;
-  verdict_reading v;
-  cap_code code = verdict_read(job, VERDICT_RESULT, &v);
+  cap_code code = v->code;
   if (code == CAP_OK) {
-    const json_t *r = v.payload;
+    const json_t *r = v->payload;
     if (json_is_true(json_object_get(r, "isError"))) {
       res = json_pack("{s:[{s:s,s:O}],s:b}", "content", "type", "text", "text", json_object_get(r, "message"),
                       "isError", 1);
@@ -349,9 +350,9 @@ json_t *mcp_call_result(const json_t *job, bool modern) {
     }
   } else {
     char msg[900];
-    snprintf(msg, sizeof msg, "%s: %s", cap_code_name(code), v.message);
+    snprintf(msg, sizeof msg, "%s: %s", cap_code_name(code), v->message);
     res = json_pack("{s:[{s:s,s:s}],s:b,s:{s:{s:s,s:s}}}", "content", "type", "text", "text", msg, "isError",
-                    1, "_meta", "dsh-capsule/error", "code", cap_code_name(code), "message", v.message);
+                    1, "_meta", "dsh-capsule/error", "code", cap_code_name(code), "message", v->message);
   }
   if (res && modern) json_object_set_new(res, "resultType", json_string("complete"));
   return res;
@@ -371,8 +372,8 @@ static void call_started(server *s, const call_slot *c) {
 /* No "finished" progress before the result: a client may read both in one
  * read and look up the token after the result retired it (SDK v1 reports
  * that as an error). The result itself says the call ended. */
-static void call_finished(server *s, const call_slot *c, const json_t *job) {
-  serve_send_result(s, c->id, mcp_call_result(job, c->modern));
+static void call_finished(server *s, const call_slot *c, const verdict_reading *verdict) {
+  serve_send_result(s, c->id, mcp_call_result(verdict, c->modern));
 }
 
 const call_events mcp_events = {call_refused, call_started, call_finished};

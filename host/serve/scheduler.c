@@ -39,7 +39,7 @@ static void start_next(server *s) {
     call_slot *c = &s->slots[s->running];
     cap_error err = {0};
     c->started_ms = mono_ms();
-    c->warm = warm_pool_take(s, c->tool, c->input, &c->sup);
+    c->warm = warm_pool_take(s, c->cap_index, c->tool, c->input, &c->sup);
     if (!c->warm && s->runner->start(s->h, c->tool, c->input, &c->sup, &err) != CAP_OK) {
       refuse(s, c->id, c->tool, c->arrived_ms, "not started", &err);
       drop_slot(s, s->running);
@@ -59,7 +59,7 @@ bool scheduler_in_flight(const server *s, const json_t *id) {
   return false;
 }
 
-void scheduler_admit(server *s, const json_t *id, const char *name, const json_t *args,
+void scheduler_admit(server *s, const json_t *id, const char *name, size_t cap_index, const json_t *args,
                      const call_origin *origin) {
   cap_error err = {0};
   size_t queued = s->count - s->running;
@@ -90,6 +90,7 @@ void scheduler_admit(server *s, const json_t *id, const char *name, const json_t
   c->id = json_deep_copy(id);
   c->arrived_ms = mono_ms();
   c->tool = strdup(name);
+  c->cap_index = cap_index;
   c->input = args ? json_deep_copy(args) : json_object();
   c->progress_token = origin->progress_token ? json_deep_copy(origin->progress_token) : NULL;
   c->modern = origin->modern;
@@ -121,7 +122,7 @@ void scheduler_finish(server *s, size_t i) {
   if (code && v.idle && c->warm && !c->cancelled && !s->shutting_down) {
     /* The warm cell failed before its guest was given the call: the idle
      * cell's failure, not the call's; the call starts again, fresh. */
-    warm_pool_note_failed_before_call(s, c->tool, code, v.message);
+    warm_pool_note_failed_before_call(s, c->cap_index, code, v.message);
     json_decref(job);
     cap_error err = {0};
     c->warm = false;
@@ -141,7 +142,7 @@ void scheduler_finish(server *s, size_t i) {
   snprintf(how, sizeof how, "%s%s%s", c->warm ? "warm cell" : "fresh cell",
            late ? ", cancelled after it ended " : "", late ? ended : "");
   serve_log_call(c->tool, c->cancelled ? "CALL_CANCELLED" : ended, c->started_ms, how);
-  if (!c->cancelled) s->events->finished(s, c, job);
+  if (!c->cancelled) s->events->finished(s, c, &v);
   json_decref(job);
   drop_slot(s, i);
   s->running--;

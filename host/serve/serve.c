@@ -29,6 +29,7 @@
 #include "serve/scheduler.h"
 #include "serve/warm_pool.h"
 #include "serve_log.h"
+#include "serve_poll.h"
 #include "serve_private.h"
 #include "statement/statement_write.h"
 
@@ -222,53 +223,48 @@ static int serve_signalfd(void) {
   return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-/* One poll over stdin, the signals, stdout, each running call's result
- * and pidfd, the warm cells, the snapshot job and the log, then what each
+/* One poll over stdin, the signals, stdout, each running call's
+ * supervisor, the warm cells, the snapshot job and the log, then what each
  * readiness asks. false: poll failed, serve ends. */
 static bool serve_poll_once(server *s, int sfd, int timeout, bool want_input) {
-  const host_limits *lim = &s->h->cfg.limits;
-  size_t nfds = 3 + 2 * s->running + 2 * s->warm_count + 2 + 1;
-  struct pollfd *p = calloc(nfds, sizeof *p);
-  if (!p) return false;
-  p[0] = (struct pollfd){want_input ? 0 : -1, POLLIN, 0};
-  p[1] = (struct pollfd){sfd, POLLIN, 0};
-  p[2] = (struct pollfd){s->out_len ? 1 : -1, POLLOUT, 0};
-  for (size_t i = 0; i < s->running; i++) {
-    p[3 + 2 * i] = (struct pollfd){s->slots[i].sup.result_fd, POLLIN, 0};
-    p[4 + 2 * i] = (struct pollfd){s->slots[i].sup.pidfd, POLLIN, 0};
-  }
-  struct pollfd *warm_p = p + 3 + 2 * s->running;
-  struct pollfd *snap_p = warm_p + warm_pool_pollfds(s, warm_p);
-  snap_p[0] = (struct pollfd){s->snapshot_running ? s->snapshot_job.result_fd : -1, POLLIN, 0};
-  snap_p[1] = (struct pollfd){s->snapshot_running ? s->snapshot_job.pidfd : -1, POLLIN, 0};
-  snap_p[2] = (struct pollfd){serve_log_pollfd(), POLLOUT, 0};
-  if (poll(p, nfds, timeout) < 0 && errno != EINTR) {
-    free(p);
+  size_t max = supervisor_verdict_max(&s->h->cfg.limits);
+  serve_poll_set p;
+  if (!serve_poll_set_open(&p, s->running, s->warm_count)) return false;
+  serve_poll_watch(&p, SERVE_POLL_STDIN, want_input ? 0 : -1, POLLIN);
+  serve_poll_watch(&p, SERVE_POLL_SIGNALS, sfd, POLLIN);
+  serve_poll_watch(&p, SERVE_POLL_STDOUT, s->out_len ? 1 : -1, POLLOUT);
+  serve_poll_watch(&p, SERVE_POLL_SNAPSHOT_RESULT, s->snapshot_running ? s->snapshot_job.result_fd : -1,
+                   POLLIN);
+  serve_poll_watch(&p, SERVE_POLL_SNAPSHOT_EXIT, s->snapshot_running ? s->snapshot_job.pidfd : -1, POLLIN);
+  serve_poll_watch(&p, SERVE_POLL_LOG, serve_log_pollfd(), POLLOUT);
+  for (size_t i = 0; i < s->running; i++) serve_poll_watch_call(&p, i, &s->slots[i].sup);
+  warm_pool_watch(s, &p);
+  if (!serve_poll_wait(&p, timeout)) {
+    serve_poll_set_close(&p);
     return false;
   }
-  if (p[1].revents) {
+  if (serve_poll_ready(&p, SERVE_POLL_SIGNALS)) {
     struct signalfd_siginfo si;
     while (read(sfd, &si, sizeof si) == sizeof si)
       if (si.ssi_signo != SIGCHLD) s->shutting_down = true;
   }
-  if (snap_p[0].revents) supervisor_read(&s->snapshot_job, supervisor_verdict_max(lim));
-  if (snap_p[1].revents) finish_snapshot_job(s);
+  if (serve_poll_ready(&p, SERVE_POLL_SNAPSHOT_RESULT)) supervisor_read(&s->snapshot_job, max);
+  if (serve_poll_ready(&p, SERVE_POLL_SNAPSHOT_EXIT)) finish_snapshot_job(s);
   /* Warm cells first: a finished call below may take one, shifting them. */
-  warm_pool_reap(s, warm_p);
+  warm_pool_reap(s, &p);
   /* Finished supervisors next (from the end, as finishing shifts slots). */
   for (size_t i = s->running; i-- > 0;) {
-    call_slot *c = &s->slots[i];
-    size_t max = supervisor_verdict_max(lim);
-    if (p[3 + 2 * i].revents) supervisor_read(&c->sup, max);
-    if (p[4 + 2 * i].revents) {
-      supervisor_drain(&c->sup, max);
+    serve_poll_supervisor ready = serve_poll_call(&p, i);
+    if (ready.readable) supervisor_read(&s->slots[i].sup, max);
+    if (ready.exited) {
+      supervisor_drain(&s->slots[i].sup, max);
       scheduler_finish(s, i);
     }
   }
   reap_adopted(s);
-  if (snap_p[2].revents) serve_log_flush();
-  if (p[0].revents) read_stdin(s);
-  free(p);
+  if (serve_poll_ready(&p, SERVE_POLL_LOG)) serve_log_flush();
+  if (serve_poll_ready(&p, SERVE_POLL_STDIN)) read_stdin(s);
+  serve_poll_set_close(&p);
   return true;
 }
 

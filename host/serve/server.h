@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "call/supervisor.h"
+#include "call/verdict.h"
 
 /* Pointers only: declared, not included (C11 allows the repeat). */
 typedef struct host host;
@@ -28,6 +29,7 @@ typedef struct {
 typedef struct {
   json_t *id;
   char *tool;
+  size_t cap_index; /* the capsule that publishes tool: looked up once, when the call is admitted */
   json_t *input;
   json_t *progress_token; /* NULL: no progress notifications */
   long long arrived_ms, started_ms;
@@ -52,12 +54,12 @@ struct server;
 /* What the scheduler reports about a call, to the protocol that admitted
  * it (mcp.c's mcp_events): refused (BUSY, QUEUE_TIMEOUT,
  * CALL_CANCELLED at shutdown, a start failure: err says which), started
- * (its cell is starting), finished (its supervisor's verdict, never for a
- * call the client cancelled). */
+ * (its cell is starting), finished (its supervisor's verdict, read once by
+ * the scheduler; never for a call the client cancelled). */
 typedef struct {
   void (*refused)(struct server *s, const json_t *id, const cap_error *why);
   void (*started)(struct server *s, const call_slot *c);
-  void (*finished)(struct server *s, const call_slot *c, const json_t *verdict);
+  void (*finished)(struct server *s, const call_slot *c, const verdict_reading *verdict);
 } call_events;
 
 /* A warm cell waiting for its call, as the serve loop sees it. */

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "admit/capsule.h"
-#include "call/call.h"
 #include "call/verdict.h"
 #include "clock.h"
 #include "host_state.h"
@@ -60,13 +59,11 @@ void warm_pool_fill(server *s) {
   }
 }
 
-bool warm_pool_take(server *s, const char *tool, const json_t *input, call_supervisor *out) {
-  loaded_capsule *cap = NULL;
-  if (!s->warm_count || !call_find_tool(s->h, tool, &cap)) return false;
-  size_t index = (size_t)(cap - s->h->caps);
+bool warm_pool_take(server *s, size_t cap_index, const char *tool, const json_t *input,
+                    call_supervisor *out) {
   for (size_t i = 0; i < s->warm_count; i++) {
     warm_slot *w = &s->warm[i];
-    if (w->cap_index != index || w->retiring) continue;
+    if (w->cap_index != cap_index || w->retiring) continue;
     if (!supervisor_assign(&w->sup, tool, input)) return false;
     *out = w->sup;
     memmove(w, w + 1, (s->warm_count - i - 1) * sizeof *w);
@@ -76,12 +73,8 @@ bool warm_pool_take(server *s, const char *tool, const json_t *input, call_super
   return false;
 }
 
-size_t warm_pool_pollfds(const server *s, struct pollfd *p) {
-  for (size_t i = 0; i < s->warm_count; i++) {
-    p[2 * i] = (struct pollfd){s->warm[i].sup.result_fd, POLLIN, 0};
-    p[2 * i + 1] = (struct pollfd){s->warm[i].sup.pidfd, POLLIN, 0};
-  }
-  return 2 * s->warm_count;
+void warm_pool_watch(const server *s, serve_poll_set *p) {
+  for (size_t i = 0; i < s->warm_count; i++) serve_poll_watch_warm(p, i, &s->warm[i].sup);
 }
 
 /* A warm supervisor that exited without a call: recycled, or its cell
@@ -101,13 +94,13 @@ static void reap_one(server *s, size_t i) {
   s->warm_count--;
 }
 
-void warm_pool_reap(server *s, const struct pollfd *p) {
+void warm_pool_reap(server *s, const serve_poll_set *p) {
   size_t max = supervisor_verdict_max(&s->h->cfg.limits);
   for (size_t i = s->warm_count; i-- > 0;) {
-    call_supervisor *sup = &s->warm[i].sup;
-    if (p[2 * i].revents) supervisor_read(sup, max);
-    if (!p[2 * i + 1].revents) continue;
-    supervisor_drain(sup, max);
+    serve_poll_supervisor ready = serve_poll_warm(p, i);
+    if (ready.readable) supervisor_read(&s->warm[i].sup, max);
+    if (!ready.exited) continue;
+    supervisor_drain(&s->warm[i].sup, max);
     reap_one(s, i);
   }
 }
@@ -140,12 +133,10 @@ void warm_pool_recycle_all(server *s) {
   }
 }
 
-void warm_pool_note_failed_before_call(server *s, const char *tool, cap_code code, const char *message) {
-  loaded_capsule *cap = NULL;
-  if (!call_find_tool(s->h, tool, &cap)) return;
+void warm_pool_note_failed_before_call(server *s, size_t cap_index, cap_code code, const char *message) {
   fprintf(stderr, "capsule-host: warm cell of %s failed while idle: %s: %s (its call runs in a fresh cell)\n",
-          cap->m.id, cap_code_name(code), message);
-  if (s->warm_retry_ms) s->warm_retry_ms[cap - s->h->caps] = mono_ms() + WARM_RETRY_MS;
+          s->h->caps[cap_index].m.id, cap_code_name(code), message);
+  if (s->warm_retry_ms) s->warm_retry_ms[cap_index] = mono_ms() + WARM_RETRY_MS;
 }
 
 void warm_pool_free(server *s) {
