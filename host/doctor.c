@@ -114,7 +114,14 @@ static void diagnose_bwrap(report *r, const char *check, const char *stderr_text
   add(r, check, d.code ? d.code : CAP_E_BWRAP_FEATURE_MISSING, detail, d.fix ? d.fix : FIX_NEWER_BWRAP);
 }
 
-/* bwrap on PATH, then the README's preflight and --ro-bind-fd through it. */
+/* bwrap on PATH, then a preflight and --ro-bind-fd through it.
+ * These argvs are deliberately not cells (launcher/bwrap_argv.c is the one
+ * place that says what a cell is): each runs the host's /bin/true over the
+ * host's root read-only, to learn whether this kernel and this bwrap can
+ * make the namespaces and the descriptor mount a cell needs. No guest
+ * code, no launcher, no seccomp: a failure here must name bwrap or the
+ * kernel, not this host's own layers (attest, which doctor runs after,
+ * starts a real cell). */
 static void check_bubblewrap(report *r, const host *h) {
   cap_error err = {0};
   file_identity bw;
@@ -138,7 +145,8 @@ static void check_bubblewrap(report *r, const host *h) {
                        NULL};
   int st = -1;
   if (!run_bwrap(bw.path, preflight, &st, out, sizeof out) && st == 0)
-    add(r, "bwrap-preflight", CAP_OK, "README preflight passed", NULL);
+    add(r, "bwrap-preflight", CAP_OK, "bwrap made fresh namespaces with --disable-userns and --cap-drop ALL",
+        NULL);
   else
     diagnose_bwrap(r, "bwrap-preflight", out);
   char *fd_probe[] = {"bwrap",   "--unshare-all", "--unshare-user", "--ro-bind", "/",          "/",

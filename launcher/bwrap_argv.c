@@ -11,7 +11,13 @@
  * grants derived from mount labels (the guest and each workspace file, no
  * directory), /tmp as scratch, no addons, the heap ceiling, and the loader
  * (or the startup snapshot) before the guest. Pure: no I/O, so the unit
- * tests (unit/test_bwrap_argv.c) and fuzz_launch_doc check it exactly. */
+ * tests (unit/test_bwrap_argv.c) and fuzz_launch_doc check it exactly.
+ *
+ * Two other bwrap argvs exist, on purpose, and neither is a cell: the
+ * startup snapshot's build (host/attest/snapshot.c) and doctor's probes
+ * (host/doctor.c). Neither runs a byte of guest code; each says at its
+ * head how it differs from a cell and why. pytest/test_layout.py holds
+ * this list: a bwrap argv anywhere else fails it. */
 #include "bwrap_argv.h"
 
 #include <stdio.h>

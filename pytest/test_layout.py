@@ -239,3 +239,27 @@ def test_every_shared_write_in_the_tests_is_one_worker_at_a_time():
                     "one_worker_at_a_time(" in above for above in lines[max(0, i - 4):i + 1]):
                 unguarded.append(f"{f.name}:{i + 1}: {line.strip()}")
     assert unguarded == []
+
+
+# The bwrap argvs this tree writes (issue 51): the cell's, built in one
+# place, and the two deliberate other sandboxes, each saying at its head why
+# it is not a cell.
+BWRAP_ARGV_FILES = {"launcher/bwrap_argv.c": "the one place that says what a cell is",
+                    "host/attest/snapshot.c": "The deliberate other sandbox",
+                    "host/doctor.c": "deliberately not cells"}
+
+
+def test_every_bwrap_argv_is_the_cells_or_a_documented_other_sandbox():
+    found = set()
+    for folder in ("host", "common", "launcher", "probe"):
+        for f in (REPO / folder).rglob("*.c"):
+            if re.search(r'"--unshare-(all|user)"', f.read_text()):
+                found.add(str(f.relative_to(REPO)))
+    assert found == set(BWRAP_ARGV_FILES), sorted(found ^ set(BWRAP_ARGV_FILES))
+    for f, says in BWRAP_ARGV_FILES.items():
+        assert says in (REPO / f).read_text(), (f, says)
+    cell = (REPO / "launcher" / "bwrap_argv.c").read_text()
+    head = cell[:cell.index("#include")]
+    for f in BWRAP_ARGV_FILES:
+        if f != "launcher/bwrap_argv.c":
+            assert f in head, f"launcher/bwrap_argv.c's head does not name {f}"

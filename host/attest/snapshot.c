@@ -27,10 +27,19 @@
 #define BUILD_OUT_DIR "/tmp/.capsule/out"
 #define BUILD_OUT BUILD_OUT_DIR "/" SNAPSHOT_BUILDING_NAME
 
-/* bwrap [a cell's layout: node and its shared objects at their cell paths,
- * the loader at its cell path, the staging directory writable at
- * BUILD_OUT_DIR, an empty environment] /runtime/node --snapshot-blob
- * BUILD_OUT --build-snapshot [--max-old-space-size=N] <loader>. */
+/* The deliberate other sandbox (not a cell; launcher/bwrap_argv.c is the
+ * one place that says what a cell is): bwrap [a cell's namespaces, no
+ * capabilities, a new session, death with its parent, an empty
+ * environment; node and its shared objects and the loader at their cell
+ * paths; the staging directory writable at BUILD_OUT_DIR] /runtime/node
+ * --snapshot-blob BUILD_OUT --build-snapshot [--max-old-space-size=N]
+ * <loader>. Why it differs from a cell: it runs host code only (Node and
+ * the loader this host ships, no guest byte), so it needs none of the
+ * defences a cell holds against its guest (the seccomp filter, the
+ * permission model and its read grants, descriptor-bound mounts checked by
+ * the launcher); and it needs what a cell must never have, one writable
+ * host directory to leave the blob in, which is read back bounded and
+ * digested before any cell uses it (snapshot_adopt). */
 static cap_code build_blob(host *h, cap_error *err) {
   char heap[64];
   snprintf(heap, sizeof heap, "--max-old-space-size=%lld", h->cfg.limits.max_old_space_size_mb);
