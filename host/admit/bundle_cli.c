@@ -21,25 +21,20 @@ cap_code bundle_cli_pack(const char *dir, const char *out_path, const host_limit
   char real[PATH_MAX];
   if (!realpath(dir, real))
     return cap_fail(err, CAP_E_CAPSULE_ROOT_INVALID, "capsule directory %s does not exist", dir);
-  capsule_config cfg = {.root = real, .manifest = BUNDLE_MANIFEST_NAME};
-  loaded_capsule cap;
-  memset(&cap, 0, sizeof cap);
-  char *mtext = NULL, *artifact = NULL;
-  size_t mlen = 0, alen = 0;
+  capsule_dir d;
   char hex[SHA256_HEX_LEN + 1];
-  cap_code rc = capsule_read_root(&cfg, lim, false, &cap, &mtext, &mlen, &artifact, &alen, err);
-  if (!rc) rc = capsule_check_digest(&cap.m, artifact, alen, hex, err);
-  if (!rc && strchr(cap.m.entry, '/'))
-    rc = cap_fail(err, CAP_E_BUNDLE_ENTRY_UNSAFE, "bundle entries must be top-level files, not %s",
-                  cap.m.entry);
-  if (!rc) rc = bundle_write(out_path, mtext, mlen, cap.m.entry, artifact, alen, err);
+  cap_code rc = capsule_dir_read(real, lim, &d, err);
+  const manifest *m = &d.cap.m;
+  if (!rc) rc = capsule_check_digest(m, d.artifact, d.artifact_len, hex, err);
+  if (!rc && strchr(m->entry, '/'))
+    rc = cap_fail(err, CAP_E_BUNDLE_ENTRY_UNSAFE, "bundle entries must be top-level files, not %s", m->entry);
+  if (!rc)
+    rc = bundle_write(out_path, d.manifest_text, d.manifest_len, m->entry, d.artifact, d.artifact_len, err);
   if (!rc) {
-    *report = summary(&cap.m, hex);
+    *report = summary(m, hex);
     json_object_set_new(*report, "bundle", json_string(out_path));
   }
-  free(mtext);
-  free(artifact);
-  capsule_free(&cap);
+  capsule_dir_free(&d);
   return rc;
 }
 

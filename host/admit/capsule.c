@@ -150,6 +150,19 @@ cap_code capsule_load(const capsule_config *cfg, const host_limits *lim, staging
   return rc;
 }
 
+cap_code capsule_dir_read(const char *dir, const host_limits *lim, capsule_dir *out, cap_error *err) {
+  memset(out, 0, sizeof *out);
+  capsule_config cfg = {.root = dir, .manifest = BUNDLE_MANIFEST_NAME};
+  return capsule_read_root(&cfg, lim, false, &out->cap, &out->manifest_text, &out->manifest_len,
+                           &out->artifact, &out->artifact_len, err);
+}
+
+void capsule_dir_free(capsule_dir *d) {
+  free(d->manifest_text);
+  free(d->artifact);
+  capsule_free(&d->cap);
+}
+
 void capsule_free(loaded_capsule *c) {
   workspace_release(&c->workspace);
   manifest_free(&c->m);

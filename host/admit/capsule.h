@@ -48,4 +48,14 @@ cap_code capsule_admit_bundle(const char *path, const capsule_config *policy, co
                               manifest *m, bundle_contents *b, char *hex, cap_error *err);
 void capsule_free(loaded_capsule *c);
 
+/* A capsule directory as `bundle` and `pin` read it (capsule.json and the
+ * artifact it names, the manifest's digest not yet compared). */
+typedef struct {
+  loaded_capsule cap;
+  char *manifest_text, *artifact;
+  size_t manifest_len, artifact_len;
+} capsule_dir;
+cap_code capsule_dir_read(const char *dir, const host_limits *lim, capsule_dir *out, cap_error *err);
+void capsule_dir_free(capsule_dir *d);
+
 #endif

@@ -7,6 +7,19 @@
 #include "schema.h"
 #include "strict_json.h"
 
+/* The describe reply's entry i of offered (named by its key) is one the
+ * manifest declares, and no earlier entry has its name. */
+static cap_code offered_once(const json_t *offered, size_t i, const char *key, const char *name,
+                             const json_t *declared, const char *what, cap_error *err) {
+  if (!sj_array_has_string(declared, name))
+    return cap_fail(err, CAP_E_DESCRIBE_MISMATCH, "describe offers %s \"%s\" not in the manifest", what,
+                    name);
+  for (size_t j = 0; j < i; j++)
+    if (strcmp(json_string_value(json_object_get(json_array_get(offered, j), key)), name) == 0)
+      return cap_fail(err, CAP_E_DESCRIBE_MISMATCH, "describe offers %s \"%s\" twice", what, name);
+  return CAP_OK;
+}
+
 static cap_code admit_tools(const json_t *tools, const manifest *m, const host_limits *lim, cap_error *err) {
   size_t i;
   json_t *t;
@@ -18,11 +31,7 @@ static cap_code admit_tools(const json_t *tools, const manifest *m, const host_l
         !sj_string(t, "name", &name, CAP_E_PROTOCOL_VIOLATION, "tool", err) ||
         !sj_string(t, "description", &desc, CAP_E_PROTOCOL_VIOLATION, "tool", err))
       return err->code;
-    if (!sj_array_has_string(m->tools, name))
-      return cap_fail(err, CAP_E_DESCRIBE_MISMATCH, "describe offers tool \"%s\" not in the manifest", name);
-    for (size_t j = 0; j < i; j++)
-      if (strcmp(json_string_value(json_object_get(json_array_get(tools, j), "name")), name) == 0)
-        return cap_fail(err, CAP_E_DESCRIBE_MISMATCH, "describe offers tool \"%s\" twice", name);
+    if (offered_once(tools, i, "name", name, m->tools, "tool", err)) return err->code;
     size_t dlen = strlen(desc);
     if (dlen == 0 || (long long)dlen > lim->max_description_bytes)
       return cap_fail(err, CAP_E_DESCRIBE_LIMIT,
@@ -51,12 +60,7 @@ static cap_code admit_sections(const json_t *sections, const manifest *m, const 
         !sj_string(s, "id", &id, CAP_E_PROTOCOL_VIOLATION, "section", err) ||
         !sj_string(s, "text", &text, CAP_E_PROTOCOL_VIOLATION, "section", err))
       return err->code;
-    if (!sj_array_has_string(m->prompt_sections, id))
-      return cap_fail(err, CAP_E_DESCRIBE_MISMATCH,
-                      "describe offers prompt section \"%s\" not in the manifest", id);
-    for (size_t j = 0; j < i; j++)
-      if (strcmp(json_string_value(json_object_get(json_array_get(sections, j), "id")), id) == 0)
-        return cap_fail(err, CAP_E_DESCRIBE_MISMATCH, "describe offers section \"%s\" twice", id);
+    if (offered_once(sections, i, "id", id, m->prompt_sections, "prompt section", err)) return err->code;
     size_t tlen = strlen(text);
     if (tlen == 0 || (long long)tlen > lim->max_prompt_bytes)
       return cap_fail(err, CAP_E_DESCRIBE_LIMIT,

@@ -38,26 +38,21 @@ static cap_code rewrite(int dirfd, const char *mtext, size_t mlen, const char *h
 
 cap_code pin_cli_run(const char *dir, const host_limits *lim, json_t **report, cap_error *err) {
   *report = NULL;
-  capsule_config cfg = {.root = dir, .manifest = BUNDLE_MANIFEST_NAME};
-  loaded_capsule cap;
-  memset(&cap, 0, sizeof cap);
-  char *mtext = NULL, *artifact = NULL;
-  size_t mlen = 0, alen = 0;
+  capsule_dir d;
   char hex[SHA256_HEX_LEN + 1];
-  cap_code rc = capsule_read_root(&cfg, lim, false, &cap, &mtext, &mlen, &artifact, &alen, err);
-  if (!rc && !digest_sha256_hex(artifact, alen, hex))
+  cap_code rc = capsule_dir_read(dir, lim, &d, err);
+  if (!rc && !digest_sha256_hex(d.artifact, d.artifact_len, hex))
     rc = cap_fail(err, CAP_E_INTERNAL, "cannot hash the artifact");
-  bool changed = !rc && strcmp(cap.m.sha256 ? cap.m.sha256 : "", hex) != 0;
+  const manifest *m = &d.cap.m;
+  bool changed = !rc && strcmp(m->sha256 ? m->sha256 : "", hex) != 0;
   int dirfd = changed ? so_open(AT_FDCWD, dir, O_PATH | O_DIRECTORY) : -1;
   if (changed && dirfd < 0)
     rc = cap_fail(err, CAP_E_CAPSULE_ROOT_INVALID, "%s: %s", dir, so_open_errno_text(errno));
-  if (!rc && changed) rc = rewrite(dirfd, mtext, mlen, hex, err);
+  if (!rc && changed) rc = rewrite(dirfd, d.manifest_text, d.manifest_len, hex, err);
   if (dirfd >= 0) close(dirfd);
   if (!rc)
-    *report = json_pack("{s:s,s:s,s:s,s:s?,s:b}", "capsule", dir, "entry", cap.m.entry, "sha256", hex,
-                        "previousSha256", cap.m.sha256, "changed", changed);
-  free(mtext);
-  free(artifact);
-  capsule_free(&cap);
+    *report = json_pack("{s:s,s:s,s:s,s:s?,s:b}", "capsule", dir, "entry", m->entry, "sha256", hex,
+                        "previousSha256", m->sha256, "changed", changed);
+  capsule_dir_free(&d);
   return rc;
 }

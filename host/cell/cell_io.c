@@ -68,41 +68,39 @@ void cell_read_small(int *fd, char *buf, size_t cap, size_t *len) {
   }
 }
 
+/* Reads what fd holds now into buf: the count, or 0 when it holds
+ * nothing more now (and at end of file, fd is closed). */
+static size_t read_now(int *fd, void *buf, size_t size) {
+  for (;;) {
+    ssize_t n = read(*fd, buf, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) cell_close_fd(fd);
+    return n > 0 ? (size_t)n : 0;
+  }
+}
+
 static cap_code drain_stdout(cell *c, cap_error *err) {
   unsigned char buf[65536];
-  for (;;) {
-    ssize_t n = read(c->out_fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return CAP_OK;
-    if (n == 0) {
-      cell_close_fd(&c->out_fd);
-      return CAP_OK;
-    }
-    if (frame_buffer_append(&c->rx, buf, (size_t)n, c->frame_max, err)) return err->code;
-  }
+  for (size_t n; (n = read_now(&c->out_fd, buf, sizeof buf)) > 0;)
+    if (frame_buffer_append(&c->rx, buf, n, c->frame_max, err)) return err->code;
+  return CAP_OK;
 }
 
 static cap_code drain_stderr(cell *c, cap_error *err) {
   char buf[16384];
-  for (;;) {
-    ssize_t n = read(c->err_fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return CAP_OK;
-    if (n == 0) {
-      cell_close_fd(&c->err_fd);
-      return CAP_OK;
-    }
-    size_t max = (size_t)c->lim->max_stderr_bytes;
-    if (c->stderr_len + (size_t)n > max)
+  size_t max = (size_t)c->lim->max_stderr_bytes;
+  for (size_t n; (n = read_now(&c->err_fd, buf, sizeof buf)) > 0;) {
+    if (c->stderr_len + n > max)
       return cap_fail(err, CAP_E_CELL_STDERR_LIMIT, "cell wrote more than maxStderrBytes (%zu) to stderr",
                       max);
-    char *p = realloc(c->stderr_buf, c->stderr_len + (size_t)n + 1);
+    char *p = realloc(c->stderr_buf, c->stderr_len + n + 1);
     if (!p) return cap_fail(err, CAP_E_INTERNAL, "out of memory");
     c->stderr_buf = p;
-    memcpy(p + c->stderr_len, buf, (size_t)n);
-    c->stderr_len += (size_t)n;
+    memcpy(p + c->stderr_len, buf, n);
+    c->stderr_len += n;
     p[c->stderr_len] = '\0';
   }
+  return CAP_OK;
 }
 
 /* Writes what the cell's stdin accepts now. A cell that stopped reading
