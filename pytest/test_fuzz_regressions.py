@@ -5,21 +5,9 @@ import subprocess
 
 import pytest
 
-from capsule_lab import REPO
+from fuzz_replay import FUZZ, FUZZ_REPLAY_GROUP, HARNESSES, replay_build  # noqa: F401 (a fixture)
 
-FUZZ = REPO / "fuzz"
-HARNESSES = sorted(p.stem.removeprefix("fuzz_") for p in (FUZZ / "harness").glob("fuzz_*.c"))
-
-
-# Both modules make the replay build in fuzz/, and the launcher harness's
-# replay must see only its own /tmp/fuzz-launcher-* dirs: one worker.
-pytestmark = pytest.mark.xdist_group("fuzz-replay")
-
-
-@pytest.fixture(scope="module")
-def replay_build():
-    subprocess.run(["make", "-s", "-C", str(FUZZ), "replay"], check=True, capture_output=True)
-    return REPO / "build" / "fuzz" / "replay"
+pytestmark = pytest.mark.xdist_group(FUZZ_REPLAY_GROUP)
 
 
 @pytest.mark.parametrize("harness", HARNESSES)
