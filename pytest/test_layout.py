@@ -62,7 +62,9 @@ def includes(path):
 def test_private_headers_are_private_in_fact():
     sources = [*REPO.glob("host/**/*.[ch]"), *REPO.glob("fuzz/harness/*.c"), *REPO.glob("unit/*.[ch]"),
                *REPO.glob("bench/*.c")]
-    for private in REPO.glob("host/**/*_private.h"):
+    # serve_output.h is the serve folder's own too (issue 51.3: it was
+    # serve_private.h, named after nothing it holds).
+    for private in [*REPO.glob("host/**/*_private.h"), REPO / "host" / "serve" / "serve_output.h"]:
         for src in sources:
             if src.parent != private.parent:
                 names = [n.rsplit("/", 1)[-1] for n in includes(src)]
@@ -270,3 +272,15 @@ def test_every_bwrap_argv_is_the_cells_or_a_documented_other_sandbox():
     for f in BWRAP_ARGV_FILES:
         if f != "launcher/bwrap_argv.c":
             assert f in head, f"launcher/bwrap_argv.c's head does not name {f}"
+
+
+def test_a_header_of_the_same_folder_is_included_by_its_bare_name():
+    """Issue 51.3: own-folder headers were spelled two ways ("serve/mcp.h"
+    beside "serve_log.h" in one file). A host file names a header of its
+    own folder bare, and another folder's with that folder."""
+    twice = []
+    for f in sorted((REPO / "host").glob("*/*.[ch]")):
+        folder = f.parent.name
+        for m in re.finditer(rf'#include "{folder}/(\w+\.h)"', f.read_text()):
+            twice.append(f"{f.relative_to(REPO)}: {folder}/{m[1]}")
+    assert twice == []

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "admit/staging.h"
-#include "attest/attest.h"
+#include "attest.h"
 #include "cell/cell.h"
 #include "cell/cell_orphans.h"
 #include "clock.h"

@@ -13,7 +13,7 @@
 
 #include "admit/config.h"
 #include "attest/snapshot.h"
-#include "call/call.h"
+#include "call.h"
 #include "cell/cell.h"
 #include "host_state.h"
 #include "safe_open.h"

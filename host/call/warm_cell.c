@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "admit/capsule.h"
-#include "call/call.h"
+#include "call.h"
 #include "cancellable_poll.h"
 #include "cell/cell.h"
 #include "cell/described_cell.h"

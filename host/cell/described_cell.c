@@ -1,7 +1,7 @@
 /* A fresh cell for one capsule, started, told to load its guest and asked
  * to describe itself: the first step of every describe cell and every call
  * cell (a warm cell starts the same way and is told to load later). */
-#include "cell/described_cell.h"
+#include "described_cell.h"
 
 #include <stdlib.h>
 

@@ -18,8 +18,8 @@
 #include "jsonrpc_codes.h"
 #include "jsonrpc_id.h"
 #include "scheduler.h"
-#include "serve/serve_log.h"
-#include "serve_private.h"
+#include "serve_log.h"
+#include "serve_output.h"
 #include "strict_json.h"
 #include "version.h"
 
@@ -68,7 +68,7 @@ static void refuse_data(server *s, const mcp_request *r, int code, const char *m
     const char *cap = json_string_value(json_object_get(data, "code"));
     serve_log_call(name ? name : "?", cap ? cap : jsonrpc_code_name(code), 0, "refused");
   }
-  serve_send_error_data(s, r->id, code, message, data);
+  serve_output_send_error_data(s, r->id, code, message, data);
 }
 
 static void refuse(server *s, const mcp_request *r, int code, const char *message, const char *cap) {
@@ -91,7 +91,7 @@ static void send_complete(server *s, const mcp_request *r, json_t *result, bool 
       json_object_set_new(result, "cacheScope", json_string("public"));
     }
   }
-  serve_send_result(s, r->id, result);
+  serve_output_send_result(s, r->id, result);
 }
 
 static json_t *tool_entry(const json_t *t) {
@@ -182,15 +182,15 @@ static void handle_prompts_get(server *s, const mcp_request *r) {
                            false);
     }
   }
-  serve_send_error(s, r->id, JSONRPC_INVALID_PARAMS, "Unknown prompt", NULL);
+  serve_output_send_error(s, r->id, JSONRPC_INVALID_PARAMS, "Unknown prompt", NULL);
 }
 
 /* Every entry fits one page, so this server never issues a cursor: any
  * cursor a client sends is one it did not get from us. */
 static bool cursor_refused(server *s, const mcp_request *r) {
   if (!json_object_get(r->params, "cursor")) return false;
-  serve_send_error(s, r->id, JSONRPC_INVALID_PARAMS,
-                   "unknown cursor: this server lists everything in one page", NULL);
+  serve_output_send_error(s, r->id, JSONRPC_INVALID_PARAMS,
+                          "unknown cursor: this server lists everything in one page", NULL);
   return true;
 }
 
@@ -254,7 +254,7 @@ static void dispatch(server *s, mcp_request *r) {
   if (strcmp(m, "tools/call") == 0) return handle_call(s, r);
   if (strcmp(m, "prompts/list") == 0) return handle_list(s, r, false);
   if (strcmp(m, "prompts/get") == 0) return handle_prompts_get(s, r);
-  serve_send_error(s, r->id, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
+  serve_output_send_error(s, r->id, JSONRPC_METHOD_NOT_FOUND, "Method not found", NULL);
 }
 
 /* A usable request id: a string or an integer (never null). */
@@ -265,8 +265,8 @@ static const json_t *request_id(const json_t *msg) {
 
 static void handle_message(server *s, json_t *msg) {
   if (!json_is_object(msg))
-    return serve_send_error(s, NULL, JSONRPC_INVALID_REQUEST,
-                            "expected one JSON-RPC object per line (batches are not accepted)", NULL);
+    return serve_output_send_error(s, NULL, JSONRPC_INVALID_REQUEST,
+                                   "expected one JSON-RPC object per line (batches are not accepted)", NULL);
   mcp_request r = {.id = request_id(msg),
                    .method = json_string_value(json_object_get(msg, "method")),
                    .params = json_object_get(msg, "params")};
@@ -277,7 +277,7 @@ static void handle_message(server *s, json_t *msg) {
   if (!r.method) {
     if (json_object_get(msg, "result") || json_object_get(msg, "error"))
       return; /* a response from the client: nothing was asked */
-    return serve_send_error(s, r.id, JSONRPC_INVALID_REQUEST, "method is missing", NULL);
+    return serve_output_send_error(s, r.id, JSONRPC_INVALID_REQUEST, "method is missing", NULL);
   }
   if (!has_id) {
     if (strcmp(r.method, "notifications/cancelled") == 0)
@@ -298,9 +298,9 @@ static void refuse_line(server *s, const char *line, size_t len, const sj_limits
   if (r.tools_call)
     serve_log_call(r.tool ? json_string_value(r.tool) : "?", cap_code_name(err->code), 0, "refused");
   if (r.id)
-    serve_send_error(s, r.id, JSONRPC_INVALID_REQUEST, err->message, cap_code_name(err->code));
+    serve_output_send_error(s, r.id, JSONRPC_INVALID_REQUEST, err->message, cap_code_name(err->code));
   else
-    serve_send_error(s, NULL, JSONRPC_PARSE_ERROR, err->message, cap_code_name(err->code));
+    serve_output_send_error(s, NULL, JSONRPC_PARSE_ERROR, err->message, cap_code_name(err->code));
   jsonrpc_id_refused_free(&r);
 }
 
@@ -323,11 +323,12 @@ void mcp_handle_line(server *s, const char *line, size_t len) {
 }
 
 void mcp_refuse_long_line(server *s) {
-  serve_send_error(s, NULL, JSONRPC_PARSE_ERROR, "message longer than maxFrameBytes", "FRAME_TOO_LARGE");
+  serve_output_send_error(s, NULL, JSONRPC_PARSE_ERROR, "message longer than maxFrameBytes",
+                          "FRAME_TOO_LARGE");
 }
 
 static void send_progress(server *s, const json_t *token, int progress, const char *message) {
-  serve_send(
+  serve_output_send(
       s, json_pack("{s:s,s:s,s:{s:O,s:i,s:i,s:s}}", "jsonrpc", "2.0", "method", "notifications/progress",
                    "params", "progressToken", token, "progress", progress, "total", 2, "message", message));
 }
@@ -362,7 +363,7 @@ json_t *mcp_call_result(const verdict_reading *v, bool modern) {
 static void call_refused(server *s, const json_t *id, const cap_error *why) {
   char msg[700];
   snprintf(msg, sizeof msg, "%s: %s", cap_code_name(why->code), why->message);
-  serve_send_error(s, id, JSONRPC_SERVER_BUSY, msg, cap_code_name(why->code));
+  serve_output_send_error(s, id, JSONRPC_SERVER_BUSY, msg, cap_code_name(why->code));
 }
 
 static void call_started(server *s, const call_slot *c) {
@@ -373,7 +374,7 @@ static void call_started(server *s, const call_slot *c) {
  * read and look up the token after the result retired it (SDK v1 reports
  * that as an error). The result itself says the call ended. */
 static void call_finished(server *s, const call_slot *c, const verdict_reading *verdict) {
-  serve_send_result(s, c->id, mcp_call_result(verdict, c->modern));
+  serve_output_send_result(s, c->id, mcp_call_result(verdict, c->modern));
 }
 
 const call_events mcp_events = {call_refused, call_started, call_finished};

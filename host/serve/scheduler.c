@@ -2,7 +2,7 @@
  * own supervisor (or a warm cell), at most maxQueuedCalls wait, in arrival
  * order, for at most queueTimeoutMs. It decides; what the client is told
  * is the protocol's (s->events). */
-#include "serve/scheduler.h"
+#include "scheduler.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,9 +11,9 @@
 #include "call/verdict.h"
 #include "clock.h"
 #include "host_state.h"
-#include "serve/warm_pool.h"
 #include "serve_log.h"
-#include "serve_private.h"
+#include "serve_output.h"
+#include "warm_pool.h"
 
 /* Forgets slot i (its request is answered or dropped). */
 static void drop_slot(server *s, size_t i) {

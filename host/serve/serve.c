@@ -24,14 +24,14 @@
 #include "call/verdict.h"
 #include "clock.h"
 #include "host.h"
+#include "mcp.h"
 #include "safe_text.h"
-#include "serve/mcp.h"
-#include "serve/scheduler.h"
-#include "serve/warm_pool.h"
+#include "scheduler.h"
 #include "serve_log.h"
+#include "serve_output.h"
 #include "serve_poll.h"
-#include "serve_private.h"
 #include "statement/statement_write.h"
+#include "warm_pool.h"
 
 /* Reads more of stdin, only once every byte read before was handled. */
 static void read_stdin(server *s) {
@@ -50,7 +50,7 @@ static void read_stdin(server *s) {
  * stdin is not read) until the client has taken its answers. */
 static void handle_input(server *s) {
   size_t max = (size_t)s->h->cfg.limits.max_frame_bytes;
-  while (s->in_off < s->in_len && !serve_backlogged(s)) {
+  while (s->in_off < s->in_len && !serve_output_backlogged(s)) {
     char c = s->in[s->in_off++];
     if (c == '\n') {
       if (!s->discarding)
@@ -272,7 +272,7 @@ static bool serve_poll_once(server *s, int sfd, int timeout, bool want_input) {
  * does not read them cannot hold the host. */
 static void serve_drain_output(server *s) {
   long long until = mono_ms() + s->h->cfg.limits.shutdown_timeout_ms;
-  for (serve_flush(s); s->out_len && !s->out_broken && mono_ms() < until; serve_flush(s)) {
+  for (serve_output_flush(s); s->out_len && !s->out_broken && mono_ms() < until; serve_output_flush(s)) {
     struct pollfd w = {1, POLLOUT, 0};
     poll(&w, 1, (int)(until - mono_ms() > 0 ? until - mono_ms() : 0));
   }
@@ -297,7 +297,7 @@ int serve_run(host *h) {
   fprintf(stderr, "capsule-host: serving %zu tool%s and %zu prompt section%s\n", tools, tools == 1 ? "" : "s",
           sections, sections == 1 ? "" : "s");
   for (;;) {
-    serve_flush(&s);
+    serve_output_flush(&s);
     if (s.out_len == 0) s.out_progress_ms = mono_ms();
     if (!s.shutting_down) handle_input(&s);
     if (s.shutting_down) begin_shutdown(&s);
@@ -305,8 +305,8 @@ int serve_run(host *h) {
     warm_pool_fill(&s);
     int timeout = scheduler_expire(&s), warm_due = warm_pool_expire(&s);
     if (warm_due >= 0 && (timeout < 0 || warm_due < timeout)) timeout = warm_due;
-    serve_flush(&s);
-    bool want_input = !s.shutting_down && !serve_backlogged(&s) && !s.in_eof && s.in_off == s.in_len;
+    serve_output_flush(&s);
+    bool want_input = !s.shutting_down && !serve_output_backlogged(&s) && !s.in_eof && s.in_off == s.in_len;
     /* Input still to handle once the client reads: wake to check again. */
     if (s.in_off < s.in_len && (timeout < 0 || timeout > 100)) timeout = 100;
     if (!serve_poll_once(&s, sfd, timeout, want_input)) break;

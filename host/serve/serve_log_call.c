@@ -7,7 +7,6 @@
 #include "digest.h"
 #include "safe_text.h"
 #include "serve_log.h"
-#include "serve_private.h"
 
 /* A name longer than this is logged cut, with a digest of the whole, so
  * two calls whose names differ only past the cut still log two names. */

@@ -1,6 +1,8 @@
 /* serve's output: every JSON-RPC message is queued and written to stdout
  * without blocking (a stalled client never blocks the loop; stdin is not
  * read while the queue is above the high-water mark). */
+#include "serve_output.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,14 +13,13 @@
 #include "host_state.h"
 #include "jsonrpc_codes.h"
 #include "safe_text.h"
-#include "serve_private.h"
 
-size_t serve_out_high_water(const server *s) {
+size_t serve_output_high_water(const server *s) {
   return 4 * (size_t)s->h->cfg.limits.max_frame_bytes;
 }
 
-bool serve_backlogged(const server *s) {
-  return s->out_len > serve_out_high_water(s);
+bool serve_output_backlogged(const server *s) {
+  return s->out_len > serve_output_high_water(s);
 }
 
 /* Queues one line of protocol text. */
@@ -62,7 +63,7 @@ static void send_or_internal(server *s, json_t *msg, const json_t *id) {
   free(text);
 }
 
-void serve_send(server *s, json_t *msg) {
+void serve_output_send(server *s, json_t *msg) {
   char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
   json_decref(msg);
   if (text) queue_line(s, text); /* a notification: nobody waits for it */
@@ -70,7 +71,7 @@ void serve_send(server *s, json_t *msg) {
 }
 
 /* Writes what stdout accepts now; never blocks. */
-void serve_flush(server *s) {
+void serve_output_flush(server *s) {
   if (s->out_len == 0) return;
   size_t off = 0;
   while (!s->out_broken && off < s->out_len) {
@@ -89,11 +90,11 @@ void serve_flush(server *s) {
   s->out_len -= off;
 }
 
-void serve_send_result(server *s, const json_t *id, json_t *result) {
+void serve_output_send_result(server *s, const json_t *id, json_t *result) {
   send_or_internal(s, json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result), id);
 }
 
-void serve_send_error_data(server *s, const json_t *id, int code, const char *message, json_t *data) {
+void serve_output_send_error_data(server *s, const json_t *id, int code, const char *message, json_t *data) {
   char clean[1024]; /* messages may quote the client's bytes, cut anywhere */
   safe_text(clean, sizeof clean, message, strlen(message));
   json_t *e = json_pack("{s:i,s:s}", "code", code, "message", clean);
@@ -106,6 +107,6 @@ void serve_send_error_data(server *s, const json_t *id, int code, const char *me
       id);
 }
 
-void serve_send_error(server *s, const json_t *id, int code, const char *message, const char *cap) {
-  serve_send_error_data(s, id, code, message, cap ? json_pack("{s:s}", "code", cap) : NULL);
+void serve_output_send_error(server *s, const json_t *id, int code, const char *message, const char *cap) {
+  serve_output_send_error_data(s, id, code, message, cap ? json_pack("{s:s}", "code", cap) : NULL);
 }

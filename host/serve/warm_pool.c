@@ -4,7 +4,7 @@
  * capsule; the pool starts a replacement on the next loop round. Warm
  * cells are not calls: a cell counts against maxConcurrentCalls from the
  * moment a call takes it. */
-#include "serve/warm_pool.h"
+#include "warm_pool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 #include "call/verdict.h"
 #include "clock.h"
 #include "host_state.h"
-#include "serve_private.h"
+#include "serve_output.h"
 
 /* After a warm cell fails while idle, its capsule waits this long before
  * the next one: a capsule whose cells cannot start does not spin. */
