@@ -10,7 +10,7 @@ import pytest
 from capsule_lab import BIN, REPO, one_worker_at_a_time
 
 # Unit tests that prove a defence (files in attack-corpus/fixes/ name them).
-GUARDS = ["verdict", "policy", "workspace", "scheduler", "subproc", "safe_text", "file_uri"]
+GUARDS = ["verdict", "policy", "workspace", "scheduler", "subproc", "safe_text", "file_uri", "statement"]
 
 
 @pytest.mark.parametrize("name", GUARDS)

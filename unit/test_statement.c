@@ -1,8 +1,10 @@
-/* attest/statement.c: in-toto statements read strictly, subjects matched
- * as sets, and world drift named field by field. */
+/* statement/statement.c: in-toto statements read strictly, subjects
+ * matched as sets, and world drift named field by field; and
+ * statement_schema_build: a predicate built from its rows. */
 #include <string.h>
 
 #include "statement/statement.h"
+#include "statement/statement_schema.h"
 #include "unit.h"
 
 #define SHA "abababababababababababababababababababababababababababababababab"
@@ -103,8 +105,88 @@ static void drift_names_each_field_but_the_observed(void **state) {
   json_decref(a), json_decref(b), json_decref(drift), json_decref(want);
 }
 
+/* A small schema: a required object of two fields, an optional object
+ * whose member is required within it, an optional field. */
+static const schema_row rows[] = {
+    {"a", V_OBJECT, true, true, SRC_NONE, NULL},
+    {"a/b", V_NAME, true, true, SRC_PRODUCT, NULL},
+    {"a/c", V_COUNT, true, true, SRC_SOURCE_DATE_EPOCH, NULL},
+    {"f", V_OBJECT, false, true, SRC_NONE, NULL},
+    {"f/code", V_CODE, true, true, SRC_FAILURE_CODE, NULL},
+    {"t", V_TIME, false, true, SRC_TIME_NOW, NULL},
+    {NULL, V_ANY, false, false, SRC_NONE, NULL},
+};
+
+typedef struct {
+  bool failed, timed, knows_time;
+} fake_sources;
+
+static bool fake_value(const schema_row *row, void *ctx, json_t **out) {
+  const fake_sources *f = ctx;
+  switch (row->from) {
+    case SRC_PRODUCT: return statement_schema_give(out, json_string("p"));
+    case SRC_SOURCE_DATE_EPOCH: return statement_schema_give(out, json_integer(7));
+    case SRC_FAILURE_CODE: return statement_schema_give(out, f->failed ? json_string("USAGE") : NULL);
+    case SRC_TIME_NOW:
+      return f->knows_time &&
+             statement_schema_give(out, f->timed ? json_string("2026-12-03T00:00:00Z") : NULL);
+    default: return false;
+  }
+}
+
+static void a_predicate_is_built_from_its_rows(void **state) {
+  (void)state;
+  cap_error err = {0};
+  json_t *out = NULL;
+  fake_sources all = {true, true, true}, passed = {false, false, true};
+  assert_int_equal(statement_schema_build(rows, fake_value, &all, "test", &out, &err), CAP_OK);
+  json_t *want =
+      unit_json("{\"a\":{\"b\":\"p\",\"c\":7},\"f\":{\"code\":\"USAGE\"},\"t\":\"2026-12-03T00:00:00Z\"}");
+  assert_true(json_equal(out, want));
+  json_decref(out), json_decref(want);
+  /* An optional object whose members are absent is not made; an absent
+   * optional field is left out. */
+  assert_int_equal(statement_schema_build(rows, fake_value, &passed, "test", &out, &err), CAP_OK);
+  want = unit_json("{\"a\":{\"b\":\"p\",\"c\":7}}");
+  assert_true(json_equal(out, want));
+  assert_ptr_equal(statement_schema_at(out, "a/c"), json_object_get(json_object_get(out, "a"), "c"));
+  statement_schema_remove(out, "a/b");
+  assert_null(statement_schema_at(out, "a/b"));
+  json_decref(out), json_decref(want);
+}
+
+static void a_row_without_its_writers_source_is_refused_never_left_out(void **state) {
+  (void)state;
+  cap_error err = {0};
+  json_t *out = (json_t *)1;
+  /* t is optional: a writer that does not know its source must still not
+   * leave it out in silence. */
+  fake_sources unknown = {true, true, false};
+  assert_int_equal(statement_schema_build(rows, fake_value, &unknown, "test", &out, &err), CAP_E_INTERNAL);
+  assert_null(out);
+  assert_non_null(strstr(err.message, "no source for t"));
+}
+
+static bool missing_required(const schema_row *row, void *ctx, json_t **out) {
+  (void)ctx;
+  return statement_schema_give(out, row->from == SRC_SOURCE_DATE_EPOCH ? NULL : json_string("USAGE"));
+}
+
+static void a_required_value_absent_is_internal(void **state) {
+  (void)state;
+  cap_error err = {0};
+  json_t *out = NULL;
+  assert_int_equal(statement_schema_build(rows, missing_required, NULL, "test", &out, &err), CAP_E_INTERNAL);
+  assert_non_null(strstr(err.message, "no value for a/c"));
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(statements), cmocka_unit_test(subjects_match_as_sets),
-                                     cmocka_unit_test(drift_names_each_field_but_the_observed)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(statements),
+      cmocka_unit_test(subjects_match_as_sets),
+      cmocka_unit_test(drift_names_each_field_but_the_observed),
+      cmocka_unit_test(a_predicate_is_built_from_its_rows),
+      cmocka_unit_test(a_row_without_its_writers_source_is_refused_never_left_out),
+      cmocka_unit_test(a_required_value_absent_is_internal)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

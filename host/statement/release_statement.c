@@ -33,12 +33,12 @@ static cap_code source_date_epoch(long long *out, cap_error *err) {
 }
 
 /* The release predicate's values, for statement_schema_release's rows. */
-static json_t *release_value(const schema_row *row, void *ctx) {
+static bool release_value(const schema_row *row, void *ctx, json_t **out) {
   switch (row->from) {
-    case SRC_PRODUCT: return json_string("dsh-capsule");
-    case SRC_HOST_VERSION: return json_string(CAPSULE_VERSION);
-    case SRC_SOURCE_DATE_EPOCH: return json_integer(*(const long long *)ctx);
-    default: return NULL; /* not a release source: the build names the row */
+    case SRC_PRODUCT: return statement_schema_give(out, json_string("dsh-capsule"));
+    case SRC_HOST_VERSION: return statement_schema_give(out, json_string(CAPSULE_VERSION));
+    case SRC_SOURCE_DATE_EPOCH: return statement_schema_give(out, json_integer(*(const long long *)ctx));
+    default: return false; /* not a source of this writer */
   }
 }
 

@@ -85,13 +85,19 @@ extern const schema_row statement_schema_subject[]; /* a statement's subject lis
 
 /* Building a predicate from these rows (statement_schema_build.c), and
  * reaching a field of a JSON document by a row's path. */
-/* A field's value for its row (a new reference), or NULL when the field is
- * absent (it must then be optional, or stand in an optional object). */
-typedef json_t *(*statement_schema_value_fn)(const schema_row *row, void *ctx);
+/* A field's value for its row: false when the row's source is not one
+ * this writer knows; else *value is a new reference, or NULL when the
+ * field is absent (it must then be optional, or stand in an optional
+ * object). */
+typedef bool (*statement_schema_value_fn)(const schema_row *row, void *ctx, json_t **value);
+/* A writer's answer for a row it knows: *out = value (NULL: absent), true. */
+bool statement_schema_give(json_t **out, json_t *value);
 
 /* Builds *out from every row that has a source, in the table's order,
  * making the objects above each field as they are needed. INTERNAL naming
- * the field when a value the schema requires is absent. */
+ * the field when its source is not the writer's (a row added without its
+ * source: never silently absent), or a value the schema requires is
+ * absent. */
 cap_code statement_schema_build(const schema_row *rows, statement_schema_value_fn value, void *ctx,
                                 const char *what, json_t **out, cap_error *err);
 /* The member of root at a row path ("a/b/c"), or NULL (borrowed). */

@@ -47,12 +47,23 @@ static bool required_all_the_way(const schema_row *rows, const schema_row *row) 
   return true;
 }
 
+bool statement_schema_give(json_t **out, json_t *value) {
+  *out = value;
+  return true;
+}
+
 cap_code statement_schema_build(const schema_row *rows, statement_schema_value_fn value, void *ctx,
                                 const char *what, json_t **out, cap_error *err) {
   json_t *built = json_object();
   for (const schema_row *r = rows; r->path; r++) {
     if (r->from == SRC_NONE) continue;
-    json_t *v = value(r, ctx);
+    json_t *v = NULL;
+    if (!value(r, ctx, &v)) {
+      json_decref(built);
+      *out = NULL;
+      return cap_fail(err, CAP_E_INTERNAL, "the %s cannot be built: its writer has no source for %s", what,
+                      r->path);
+    }
     const char *name;
     json_t *parent = v ? parent_of(built, r->path, true, &name) : NULL;
     if (parent) {

@@ -100,25 +100,28 @@ typedef struct {
 /* SlsaResult's vocabulary: verifiedLevels names the result, "FAILED" when
  * the capsule was refused; inputAttestations is absent when no world was
  * attested; every uri is an absolute, percent-encoded file:// URI. */
-static json_t *summary_value(const schema_row *row, void *ctx) {
+static bool summary_value(const schema_row *row, void *ctx, json_t **out) {
   const summary_sources *s = ctx;
   switch (row->from) {
-    case SRC_VERIFIER_ID: return json_string(VSA_VERIFIER_ID);
-    case SRC_HOST_VERSION: return json_string(CAPSULE_VERSION);
-    case SRC_HOST_SHA256: return json_string(s->self);
-    case SRC_TIME_NOW: return json_string(s->when);
-    case SRC_RESOURCE_URI: return json_string(s->resource);
-    case SRC_POLICY_URI: return json_string(s->policy_uri);
-    case SRC_POLICY_SHA256: return json_string(s->h->cfg.sha256);
+    case SRC_VERIFIER_ID: return statement_schema_give(out, json_string(VSA_VERIFIER_ID));
+    case SRC_HOST_VERSION: return statement_schema_give(out, json_string(CAPSULE_VERSION));
+    case SRC_HOST_SHA256: return statement_schema_give(out, json_string(s->self));
+    case SRC_TIME_NOW: return statement_schema_give(out, json_string(s->when));
+    case SRC_RESOURCE_URI: return statement_schema_give(out, json_string(s->resource));
+    case SRC_POLICY_URI: return statement_schema_give(out, json_string(s->policy_uri));
+    case SRC_POLICY_SHA256: return statement_schema_give(out, json_string(s->h->cfg.sha256));
     case SRC_INPUT_ATTESTATIONS:
-      return s->world_hex[0]
-                 ? json_pack("[{s:s,s:{s:s}}]", "uri", s->world_uri, "digest", "sha256", s->world_hex)
-                 : NULL;
-    case SRC_RESULT: return json_string(s->outcome ? "FAILED" : "PASSED");
-    case SRC_LEVELS: return json_pack("[s]", s->outcome ? "FAILED" : "DSH_CAPSULE_ADMITTED_V1");
-    case SRC_FAILURE_CODE: return s->outcome ? json_string(cap_code_name(s->outcome)) : NULL;
-    case SRC_FAILURE_MESSAGE: return s->outcome ? json_string(s->why ? s->why->message : "") : NULL;
-    default: return NULL; /* not a summary source: the build names the row */
+      return statement_schema_give(out, s->world_hex[0] ? json_pack("[{s:s,s:{s:s}}]", "uri", s->world_uri,
+                                                                    "digest", "sha256", s->world_hex)
+                                                        : NULL);
+    case SRC_RESULT: return statement_schema_give(out, json_string(s->outcome ? "FAILED" : "PASSED"));
+    case SRC_LEVELS:
+      return statement_schema_give(out, json_pack("[s]", s->outcome ? "FAILED" : "DSH_CAPSULE_ADMITTED_V1"));
+    case SRC_FAILURE_CODE:
+      return statement_schema_give(out, s->outcome ? json_string(cap_code_name(s->outcome)) : NULL);
+    case SRC_FAILURE_MESSAGE:
+      return statement_schema_give(out, s->outcome ? json_string(s->why ? s->why->message : "") : NULL);
+    default: return false; /* not a source of this writer */
   }
 }
 

@@ -79,24 +79,25 @@ static json_t *own_namespaces(const json_t *report) {
 
 /* Statement files name no host path by accident: the paths below are the
  * ones the host resolved, which a reviewer must see to know which Node ran. */
-static json_t *world_value(const schema_row *row, void *ctx) {
+static bool world_value(const schema_row *row, void *ctx, json_t **out) {
   const world_sources *w = ctx;
   switch (row->from) {
-    case SRC_REPORT: return json_incref(statement_schema_at(w->report, row->report));
-    case SRC_HOST_VERSION: return json_string(CAPSULE_VERSION);
-    case SRC_HOST_SHA256: return json_string(w->self);
-    case SRC_LAUNCHER_SHA256: return json_string(w->launcher);
-    case SRC_PROBE_SHA256: return json_string(w->probe);
-    case SRC_NODE_VERSION: return json_string(w->h->node_version);
-    case SRC_NODE_PATH: return json_string(w->h->node.executable.path);
-    case SRC_NODE_SHA256: return json_string(w->node);
-    case SRC_NODE_SHARED_OBJECTS: return json_incref(w->shared_objects);
-    case SRC_BWRAP_PATH: return json_string(w->h->bwrap.path);
-    case SRC_BWRAP_SHA256: return json_string(w->bwrap);
-    case SRC_CELL_OWN_NAMESPACES: return own_namespaces(w->report);
-    case SRC_NODE_IDENTITY: return runtime_identity_json(&w->h->node.executable);
-    case SRC_BWRAP_IDENTITY: return runtime_identity_json(&w->h->bwrap);
-    default: return NULL; /* not a world source: the build names the row */
+    case SRC_REPORT:
+      return statement_schema_give(out, json_incref(statement_schema_at(w->report, row->report)));
+    case SRC_HOST_VERSION: return statement_schema_give(out, json_string(CAPSULE_VERSION));
+    case SRC_HOST_SHA256: return statement_schema_give(out, json_string(w->self));
+    case SRC_LAUNCHER_SHA256: return statement_schema_give(out, json_string(w->launcher));
+    case SRC_PROBE_SHA256: return statement_schema_give(out, json_string(w->probe));
+    case SRC_NODE_VERSION: return statement_schema_give(out, json_string(w->h->node_version));
+    case SRC_NODE_PATH: return statement_schema_give(out, json_string(w->h->node.executable.path));
+    case SRC_NODE_SHA256: return statement_schema_give(out, json_string(w->node));
+    case SRC_NODE_SHARED_OBJECTS: return statement_schema_give(out, json_incref(w->shared_objects));
+    case SRC_BWRAP_PATH: return statement_schema_give(out, json_string(w->h->bwrap.path));
+    case SRC_BWRAP_SHA256: return statement_schema_give(out, json_string(w->bwrap));
+    case SRC_CELL_OWN_NAMESPACES: return statement_schema_give(out, own_namespaces(w->report));
+    case SRC_NODE_IDENTITY: return statement_schema_give(out, runtime_identity_json(&w->h->node.executable));
+    case SRC_BWRAP_IDENTITY: return statement_schema_give(out, runtime_identity_json(&w->h->bwrap));
+    default: return false; /* not a source of this writer */
   }
 }
 
