@@ -1,5 +1,5 @@
 """RFC 13's field tables and the code's value tables say the same (issue
-51): every field of the world and release predicates that
+51): every field of the world, summary and release predicates that
 host/statement/statement_schema.c holds (the rows its writers build from
 and its reader checks against) is in RFC 13's table for it, and every field
 the table names is a row; where the RFC spells a field's members as
@@ -77,6 +77,10 @@ def test_what_the_rfc_says_is_not_compared_is_what_drift_skips():
             assert not c, path
 
 
+def test_the_summary_table_of_rfc_13_is_the_codes():
+    check("statement_schema_summary", "**A verification summary per capsule**")
+
+
 def test_the_release_table_of_rfc_13_is_the_codes():
     check("statement_schema_release", "**The release statement**")
 
@@ -93,5 +97,8 @@ def test_a_field_missing_from_the_rfc_fails():
         RFC = saved.replace("| `sourceDateEpoch` |", "| `builtAt` |")
         with pytest.raises(AssertionError):
             check("statement_schema_release", "**The release statement**")
+        RFC = saved.replace("| `failure` | `{code, message}`", "| `failure` | `{code}`")
+        with pytest.raises(AssertionError):
+            check("statement_schema_summary", "**A verification summary per capsule**")
     finally:
         RFC = saved
