@@ -105,31 +105,31 @@ static void drift_names_each_field_but_the_observed(void **state) {
   json_decref(a), json_decref(b), json_decref(drift), json_decref(want);
 }
 
-/* A small schema: a required object of two fields, an optional object
- * whose member is required within it, an optional field. */
-static const schema_row rows[] = {
-    {"a", V_OBJECT, true, true, SRC_NONE, NULL},
-    {"a/b", V_NAME, true, true, SRC_PRODUCT, NULL},
-    {"a/c", V_COUNT, true, true, SRC_SOURCE_DATE_EPOCH, NULL},
-    {"f", V_OBJECT, false, true, SRC_NONE, NULL},
-    {"f/code", V_CODE, true, true, SRC_FAILURE_CODE, NULL},
-    {"t", V_TIME, false, true, SRC_TIME_NOW, NULL},
-    {NULL, V_ANY, false, false, SRC_NONE, NULL},
-};
-
+/* Stand-in sources for the summary's rows: a failed or passed result,
+ * with or without a world, and a writer that knows every source or one
+ * that does not know inputAttestations' (an optional row). */
 typedef struct {
-  bool failed, timed, knows_time;
+  bool failed, world, knows_inputs, drops_time;
 } fake_sources;
 
 static bool fake_value(const schema_row *row, void *ctx, json_t **out) {
   const fake_sources *f = ctx;
   switch (row->from) {
-    case SRC_PRODUCT: return statement_schema_give(out, json_string("p"));
-    case SRC_SOURCE_DATE_EPOCH: return statement_schema_give(out, json_integer(7));
-    case SRC_FAILURE_CODE: return statement_schema_give(out, f->failed ? json_string("USAGE") : NULL);
+    case SRC_VERIFIER_ID: return statement_schema_give(out, json_string(VSA_VERIFIER_ID));
+    case SRC_HOST_VERSION: return statement_schema_give(out, json_string("0.1.0"));
+    case SRC_HOST_SHA256:
+    case SRC_POLICY_SHA256: return statement_schema_give(out, json_string(SHA));
     case SRC_TIME_NOW:
-      return f->knows_time &&
-             statement_schema_give(out, f->timed ? json_string("2026-12-03T00:00:00Z") : NULL);
+      return statement_schema_give(out, f->drops_time ? NULL : json_string("2026-12-03T00:00:00Z"));
+    case SRC_RESOURCE_URI:
+    case SRC_POLICY_URI: return statement_schema_give(out, json_string("file:///x"));
+    case SRC_INPUT_ATTESTATIONS:
+      return f->knows_inputs &&
+             statement_schema_give(out, f->world ? json_pack("[{s:s}]", "uri", "file:///w") : NULL);
+    case SRC_RESULT: return statement_schema_give(out, json_string(f->failed ? "FAILED" : "PASSED"));
+    case SRC_LEVELS: return statement_schema_give(out, json_pack("[s]", f->failed ? "FAILED" : "L"));
+    case SRC_FAILURE_CODE: return statement_schema_give(out, f->failed ? json_string("USAGE") : NULL);
+    case SRC_FAILURE_MESSAGE: return statement_schema_give(out, f->failed ? json_string("m") : NULL);
     default: return false;
   }
 }
@@ -138,46 +138,48 @@ static void a_predicate_is_built_from_its_rows(void **state) {
   (void)state;
   cap_error err = {0};
   json_t *out = NULL;
-  fake_sources all = {true, true, true}, passed = {false, false, true};
-  assert_int_equal(statement_schema_build(rows, fake_value, &all, "test", &out, &err), CAP_OK);
-  json_t *want =
-      unit_json("{\"a\":{\"b\":\"p\",\"c\":7},\"f\":{\"code\":\"USAGE\"},\"t\":\"2026-12-03T00:00:00Z\"}");
-  assert_true(json_equal(out, want));
-  json_decref(out), json_decref(want);
+  fake_sources failed = {true, true, true, false}, passed = {false, false, true, false};
+  assert_int_equal(statement_schema_build(statement_schema_summary, fake_value, &failed, "t", &out, &err),
+                   CAP_OK);
+  assert_string_equal(json_string_value(statement_schema_at(out, "verifier/version/capsule-host")), "0.1.0");
+  assert_string_equal(json_string_value(statement_schema_at(out, "policy/digest/sha256")), SHA);
+  assert_string_equal(json_string_value(statement_schema_at(out, "failure/code")), "USAGE");
+  assert_int_equal(json_array_size(statement_schema_at(out, "inputAttestations")), 1);
+  json_decref(out);
   /* An optional object whose members are absent is not made; an absent
    * optional field is left out. */
-  assert_int_equal(statement_schema_build(rows, fake_value, &passed, "test", &out, &err), CAP_OK);
-  want = unit_json("{\"a\":{\"b\":\"p\",\"c\":7}}");
-  assert_true(json_equal(out, want));
-  assert_ptr_equal(statement_schema_at(out, "a/c"), json_object_get(json_object_get(out, "a"), "c"));
-  statement_schema_remove(out, "a/b");
-  assert_null(statement_schema_at(out, "a/b"));
-  json_decref(out), json_decref(want);
+  assert_int_equal(statement_schema_build(statement_schema_summary, fake_value, &passed, "t", &out, &err),
+                   CAP_OK);
+  assert_null(json_object_get(out, "failure"));
+  assert_null(json_object_get(out, "inputAttestations"));
+  assert_int_equal(json_object_size(out), 6);
+  statement_schema_remove(out, "policy/uri");
+  assert_null(statement_schema_at(out, "policy/uri"));
+  assert_non_null(statement_schema_at(out, "policy/digest"));
+  json_decref(out);
 }
 
 static void a_row_without_its_writers_source_is_refused_never_left_out(void **state) {
   (void)state;
   cap_error err = {0};
   json_t *out = (json_t *)1;
-  /* t is optional: a writer that does not know its source must still not
-   * leave it out in silence. */
-  fake_sources unknown = {true, true, false};
-  assert_int_equal(statement_schema_build(rows, fake_value, &unknown, "test", &out, &err), CAP_E_INTERNAL);
+  /* inputAttestations is optional: a writer that does not know its source
+   * must still not leave it out in silence. */
+  fake_sources unknown = {false, false, false, false};
+  assert_int_equal(statement_schema_build(statement_schema_summary, fake_value, &unknown, "t", &out, &err),
+                   CAP_E_INTERNAL);
   assert_null(out);
-  assert_non_null(strstr(err.message, "no source for t"));
-}
-
-static bool missing_required(const schema_row *row, void *ctx, json_t **out) {
-  (void)ctx;
-  return statement_schema_give(out, row->from == SRC_SOURCE_DATE_EPOCH ? NULL : json_string("USAGE"));
+  assert_non_null(strstr(err.message, "no source for inputAttestations"));
 }
 
 static void a_required_value_absent_is_internal(void **state) {
   (void)state;
   cap_error err = {0};
   json_t *out = NULL;
-  assert_int_equal(statement_schema_build(rows, missing_required, NULL, "test", &out, &err), CAP_E_INTERNAL);
-  assert_non_null(strstr(err.message, "no value for a/c"));
+  fake_sources no_time = {false, false, true, true};
+  assert_int_equal(statement_schema_build(statement_schema_summary, fake_value, &no_time, "t", &out, &err),
+                   CAP_E_INTERNAL);
+  assert_non_null(strstr(err.message, "no value for timeVerified"));
 }
 
 int main(void) {
