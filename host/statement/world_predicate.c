@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -62,18 +63,20 @@ static cap_code hash_sources(const host *h, world_sources *w, cap_error *err) {
 /* The kinds of namespace the cell was measured to hold of its own (the
  * report's "namespaces": each one's id differed from the host's), sorted. */
 static json_t *own_namespaces(const json_t *report) {
-  const char *kinds[16];
+  const json_t *measured = json_object_get(report, "namespaces");
+  const char **kinds = calloc(json_object_size(measured) + 1, sizeof *kinds);
+  if (!kinds) return NULL;
   size_t n = 0;
   const char *kind;
   json_t *id;
-  json_object_foreach((json_t *)json_object_get(report, "namespaces"), kind, id) {
-    if (n == sizeof kinds / sizeof *kinds) return NULL;
+  json_object_foreach((json_t *)measured, kind, id) {
     size_t at = n++;
     for (; at > 0 && strcmp(kinds[at - 1], kind) > 0; at--) kinds[at] = kinds[at - 1];
     kinds[at] = kind;
   }
   json_t *list = json_array();
   for (size_t i = 0; i < n; i++) json_array_append_new(list, json_string(kinds[i]));
+  free(kinds);
   return list;
 }
 
