@@ -277,6 +277,19 @@ def sign_raw(key, data, algorithm):
     return subprocess.run(args, capture_output=True, check=True).stdout
 
 
+def resign(envelope, statement, key):
+    """envelope again over statement (encoded as this host encodes a
+    payload), signed with the Ed25519 key, its payloadType and keyid kept:
+    what a signer holding the key could have signed instead."""
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+    payload = json.dumps(statement, sort_keys=True, separators=(",", ":")).encode()
+    ptype = envelope["payloadType"].encode()
+    pae = b"DSSEv1 %d %s %d %s" % (len(ptype), ptype, len(payload), payload)
+    sig = load_pem_private_key(key.read_bytes(), None).sign(pae)
+    return dict(envelope, payload=base64.b64encode(payload).decode(),
+                signatures=[dict(envelope["signatures"][0], sig=base64.b64encode(sig).decode())])
+
+
 def tamper(envelope, variant, key, other_pub):
     """The variant of a signed envelope, and the public key to check it with."""
     env = json.loads(json.dumps(envelope))
@@ -363,19 +376,12 @@ def test_a_summary_holds_for_its_policy_however_the_config_is_formatted(lab, sig
     assert ok.rc == 0 and ok.json["verified"], ok
     # A summary written before (its policy digest the file's bytes'),
     # signed again here with the same key: it verifies against those bytes.
-    import base64
     import hashlib
-    from cryptography.hazmat.primitives.serialization import load_pem_private_key
     env = json.loads(summary.read_text())
     statement = json.loads(base64.b64decode(env["payload"]))
     statement["predicate"]["policy"]["digest"]["sha256"] = hashlib.sha256(config.read_bytes()).hexdigest()
-    payload = json.dumps(statement, sort_keys=True, separators=(",", ":")).encode()
-    ptype = env["payloadType"].encode()
-    pae = b"DSSEv1 %d %s %d %s" % (len(ptype), ptype, len(payload), payload)
-    sig = load_pem_private_key(key.read_bytes(), None).sign(pae)
     older = lab.tmp / "older.dsse.json"
-    older.write_text(json.dumps(dict(env, payload=base64.b64encode(payload).decode(),
-                                     signatures=[dict(env["signatures"][0], sig=base64.b64encode(sig).decode())])))
+    older.write_text(json.dumps(resign(env, statement, key)))
     again = lab.run("verify", older, "--key", pub, "--config", config)
     assert again.rc == 0 and again.json["verified"], again
     doc["maxDescriptionBytes"] = 4000
@@ -568,14 +574,6 @@ def test_serve_restates_the_world_when_its_snapshot_is_adopted(lab, sigstore):
     assert lab.leftovers() == [] and cell_processes() == []
 
 
-def dsse_sign(key, payload):
-    """A DSSE envelope over payload, Ed25519 over its PAE (OpenSSL)."""
-    kind = "application/vnd.in-toto+json"
-    pae = b"DSSEv1 %d %s %d %s" % (len(kind), kind.encode(), len(payload), payload)
-    return {"payloadType": kind, "payload": base64.b64encode(payload).decode(),
-            "signatures": [{"keyid": "", "sig": base64.b64encode(sign_raw(key, pae, "ed25519")).decode()}]}
-
-
 def test_the_world_states_the_namespaces_each_cell_holds_and_verify_compares_them(lab):
     """Issue 51: cellWorld.namespaces, a world field added as one schema row
     and its source. It names the kinds of namespace the cell was measured
@@ -594,8 +592,7 @@ def test_the_world_states_the_namespaces_each_cell_holds_and_verify_compares_the
     assert same.rc == 0, same
     world["cellWorld"]["namespaces"].remove("net")
     forged = lab.tmp / "shared-net.dsse.json"
-    forged.write_text(json.dumps(dsse_sign(key, json.dumps(statement, sort_keys=True,
-                                                           separators=(",", ":")).encode())))
+    forged.write_text(json.dumps(resign(json.loads((out / "world.dsse.json").read_text()), statement, key)))
     res = lab.run("verify", forged, "--key", pub, "--config", config)
     assert res.rc == 1 and res.json["error"]["code"] == "WORLD_DRIFT", res
     assert "cellWorld.namespaces" in res.json["error"]["message"], res
