@@ -9,12 +9,12 @@
 
 #include "server.h"
 
-/* Admits a tools/call whose tool exists, published by capsule cap_index (refused
- * BUSY when the queue is full or serve shuts down), cancels a request by
- * id, says whether a call with this id still waits for its answer, ends a
- * running call whose supervisor exited, expires queued calls (returns ms
- * until the next is due, -1 none), and at shutdown refuses what is queued
- * and cancels what runs. */
+/* Admits a tools/call whose tool exists, published by capsule cap_index
+ * (refused BUSY when the queue is full or serve shuts down), cancels a
+ * request by id, says whether a call with this id still waits for its
+ * answer, ends a running call whose supervisor exited, expires queued
+ * calls (returns ms until the next is due, -1 none), and at shutdown
+ * refuses what is queued and cancels what runs. */
 void scheduler_admit(server *s, const json_t *id, const char *tool, size_t cap_index, const json_t *args,
                      const call_origin *origin);
 void scheduler_cancel(server *s, const json_t *request_id);
